@@ -1,0 +1,99 @@
+"""Pure step functions of the recurrent cells.
+
+Each function takes the input projection of one time step already computed
+(``z = x W + b``, so the runner can compute it for all steps in one matrix
+product before the loop) and the previous state(s), and returns the new
+state(s). The cells, the fused runner and the tree and memory layers all call
+these, and tests check them directly against NumPy.
+"""
+
+from keras import ops
+
+
+def elman_step(z, h, recurrent_kernel, activation):
+    """Elman (hidden-to-hidden) step: h(t) = f(z(t) + W h(t-1)).
+
+    Args:
+        z: input projection ``b + U x(t)``, shape ``(batch, units)``.
+        h: previous hidden state, ``(batch, units)``.
+        recurrent_kernel: ``W``, ``(units, units)``.
+        activation: the element-wise non-linearity ``f``.
+    """
+    return activation(z + ops.matmul(h, recurrent_kernel))
+
+
+def lstm_step(
+    z,
+    h,
+    c,
+    recurrent_kernel,
+    activation,
+    recurrent_activation,
+    peephole_kernels=None,
+):
+    """LSTM step with optional peepholes.
+
+    With gate pre-activations split as ``[i, f, g, o]``:
+    i = σ(z_i + U_i h + p_i ⊙ c), f = σ(z_f + U_f h + p_f ⊙ c),
+    c' = f ⊙ c + i ⊙ tanh(z_g + U_g h), o = σ(z_o + U_o h + p_o ⊙ c'),
+    h' = o ⊙ tanh(c').
+
+    Args:
+        z: input projection, ``(batch, 4 * units)``.
+        h, c: previous hidden and cell states, ``(batch, units)``.
+        recurrent_kernel: ``(units, 4 * units)``.
+        peephole_kernels: ``None`` or ``(3, units)``: p_i, p_f, p_o.
+
+    Returns:
+        ``(h', c')``.
+    """
+    a = z + ops.matmul(h, recurrent_kernel)
+    a_i, a_f, a_g, a_o = ops.split(a, 4, axis=-1)
+    if peephole_kernels is not None:
+        a_i = a_i + peephole_kernels[0] * c
+        a_f = a_f + peephole_kernels[1] * c
+    i = recurrent_activation(a_i)
+    f = recurrent_activation(a_f)
+    c_new = f * c + i * activation(a_g)
+    if peephole_kernels is not None:
+        a_o = a_o + peephole_kernels[2] * c_new
+    o = recurrent_activation(a_o)
+    return o * activation(c_new), c_new
+
+
+def gru_step(
+    z, h, recurrent_kernel, activation, recurrent_activation, h_dropped=None
+):
+    """GRU step with the reset gate applied to h(t-1) before the matrix.
+
+    u = σ(z_u + U_u h), r = σ(z_r + U_r h),
+    h̃ = tanh(z_h + U_h (r ⊙ h)), h' = u ⊙ h + (1 - u) ⊙ h̃.
+
+    Args:
+        z: input projection ``[z_u, z_r, z_h]``, ``(batch, 3 * units)``.
+        h: previous state, ``(batch, units)``.
+        recurrent_kernel: ``[U_u, U_r, U_h]``, ``(units, 3 * units)``.
+        h_dropped: ``h`` after recurrent dropout, used inside the matrix
+            products only (the leak term keeps the undropped state).
+    """
+    hd = h if h_dropped is None else h_dropped
+    units = recurrent_kernel.shape[0]
+    z_ur, z_h = z[:, : 2 * units], z[:, 2 * units :]
+    a_ur = z_ur + ops.matmul(hd, recurrent_kernel[:, : 2 * units])
+    u, r = ops.split(recurrent_activation(a_ur), 2, axis=-1)
+    h_tilde = activation(z_h + ops.matmul(r * hd, recurrent_kernel[:, 2 * units :]))
+    return u * h + (1.0 - u) * h_tilde
+
+
+def gated_step(
+    z, s, recurrent_kernel, activation, recurrent_activation, s_dropped=None
+):
+    """Single-gate unit: s' = (1 - g) ⊙ s + g ⊙ f(W x + W' s + b).
+
+    g = σ(z_g + U_g s) with ``z = [z_g, z_f]``, ``recurrent_kernel = [U_g, W']``;
+    ``s_dropped`` (recurrent dropout) enters the matrix product only.
+    """
+    a = z + ops.matmul(s if s_dropped is None else s_dropped, recurrent_kernel)
+    a_g, a_f = ops.split(a, 2, axis=-1)
+    g = recurrent_activation(a_g)
+    return (1.0 - g) * s + g * activation(a_f)

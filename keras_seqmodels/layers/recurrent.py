@@ -1,0 +1,360 @@
+"""The package's recurrent runner."""
+
+import keras
+from keras import backend, ops, tree
+
+from keras_seqmodels._compat import DropoutRNNCell, backend_rnn
+from keras_seqmodels.utils import validation
+
+
+def _is_projected(cell):
+    return callable(getattr(cell, "project_inputs", None)) and callable(
+        getattr(cell, "step", None)
+    )
+
+
+@keras.saving.register_keras_serializable(package="keras_seqmodels")
+class Recurrent(keras.layers.Layer):
+    """Runs a recurrent cell over the time axis of a batch of sequences.
+
+    For each time step t: ``output(t), states(t) = cell(x(t), states(t-1))``.
+
+    What it adds to ``keras.layers.RNN``:
+
+    - **Hoisted input projection.** For cells with ``project_inputs`` and
+      ``step`` (every cell of this package), ``x W + b`` is computed for all
+      time steps in one matrix product before the loop, which then carries
+      only the recurrent product (``precompute_inputs=True``).
+    - **States of any shape.** States may be nested structures and
+      matrix-shaped (a memory matrix); the cell's ``get_initial_state`` gives
+      their shapes.
+    - **Robustness.** Zero-length sequences return the initial state; rows
+      that are entirely masked keep their initial state and output zeros; a
+      stateful layer called with another batch size raises a clear error.
+
+    Args:
+        cell: a cell following the Keras cell contract (``call(inputs,
+            states, training)`` returning ``(output, new_states)``,
+            ``state_size``, ``output_size``), e.g. ``keras_seqmodels.cells.LSTMCell``.
+        return_sequences: return the output of every step (``(batch, time,
+            output_size)``) instead of the last one (``(batch, output_size)``).
+        return_state: also return the final states (flattened, after the
+            output).
+        go_backwards: process the sequence in reverse and return the reversed
+            output sequence (as Keras).
+        stateful: keep the final states of one batch as the initial states of
+            the next (fixed batch size; call ``reset_states()`` between
+            streams).
+        unroll: unroll the time loop (short sequences only).
+        precompute_inputs: hoist the input projection out of the loop for
+            cells that support it. Default False: measured on CPU with both
+            the TensorFlow and the JAX backend (XLA), the hoisted product plus
+            the wider loop input cost more than the in-loop product (see
+            BENCHMARKS.md); set True where it wins (e.g. long sequences on
+            an accelerator).
+        zero_output_for_mask: masked steps output zeros (default True); if
+            False they repeat the last unmasked output, as Keras does.
+
+    Call arguments:
+        sequences: float tensor ``(batch, time, features)``.
+        initial_state: optional list of initial states.
+        mask: optional boolean ``(batch, time)``; False marks padding.
+        training: whether dropout is active.
+
+    Masking: padded steps neither change the states nor produce outputs, so a
+    padded batch gives, for each sequence, what that sequence gives alone.
+
+    Example:
+
+    >>> import numpy as np, keras_seqmodels as ks
+    >>> lstm = ks.layers.Recurrent(ks.cells.LSTMCell(16), return_state=True)
+    >>> out, h, c = lstm(np.random.rand(4, 10, 8).astype("float32"))
+    >>> out.shape, c.shape
+    ((4, 16), (4, 16))
+
+    Reference:
+        Goodfellow, Bengio & Courville, Deep Learning, chapter 10.
+    """
+
+    def __init__(
+        self,
+        cell,
+        return_sequences=False,
+        return_state=False,
+        go_backwards=False,
+        stateful=False,
+        unroll=False,
+        precompute_inputs=False,
+        zero_output_for_mask=True,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if isinstance(cell, (list, tuple)):
+            raise ValueError(
+                "Recurrent: `cell` must be a single cell; stack cells with "
+                "keras.layers.StackedRNNCells or stack Recurrent layers. "
+                f"Received a {type(cell).__name__} of {len(cell)} cells"
+            )
+        if not callable(getattr(cell, "call", None)) or not hasattr(
+            cell, "state_size"
+        ):
+            raise ValueError(
+                "Recurrent: `cell` must be a Keras layer with `call(inputs, "
+                f"states)` and a `state_size` property. Received: cell={cell!r}"
+            )
+        self.cell = cell
+        self.return_sequences = bool(return_sequences)
+        self.return_state = bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        self.stateful = bool(stateful)
+        self.unroll = bool(unroll)
+        self.precompute_inputs = bool(precompute_inputs)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.supports_masking = True
+        self.states = None
+        self._expected_batch_size = None
+
+    # Shapes --------------------------------------------------------------
+
+    def _check_sequences_shape(self, shape):
+        validation.check_rank(
+            self.name,
+            "sequences",
+            shape,
+            3,
+            "(batch, time, features)",
+        )
+        validation.check_last_dim_known(self.name, "sequences", shape)
+
+    def build(self, sequences_shape, initial_state_shape=None):
+        self._check_sequences_shape(sequences_shape)
+        if not self.cell.built:
+            self.cell.build((sequences_shape[0], sequences_shape[-1]))
+        if self.stateful:
+            batch = sequences_shape[0]
+            if batch is None:
+                raise ValueError(
+                    f"{self.name}: stateful=True needs a fixed batch size. "
+                    "Pass `batch_size` to keras.Input (or `batch_shape`). "
+                    f"Received input shape {tuple(sequences_shape)}"
+                )
+            self._expected_batch_size = batch
+            init = self._initial_state(batch)
+            self.states = tree.map_structure(
+                lambda s: self.add_weight(
+                    shape=tuple(s.shape),
+                    initializer="zeros",
+                    trainable=False,
+                    name="state",
+                    dtype=s.dtype,
+                ),
+                init,
+            )
+
+    def _output_size(self):
+        size = getattr(self.cell, "output_size", None)
+        if size is None:
+            size = self.cell.state_size
+            size = size[0] if isinstance(size, (list, tuple)) else size
+        return size
+
+    def _state_shapes(self, batch):
+        sizes = self.cell.state_size
+        flat = list(sizes) if isinstance(sizes, (list, tuple)) else [sizes]
+        if all(isinstance(s, int) for s in flat):
+            return [(batch, s) for s in flat]
+        init = self._initial_state(batch if batch is not None else 1)
+        return [(batch,) + tuple(s.shape[1:]) for s in tree.flatten(init)]
+
+    def compute_output_shape(self, sequences_shape, initial_state_shape=None):
+        batch, time = sequences_shape[0], sequences_shape[1]
+        out = self._output_size()
+        out = (out,) if isinstance(out, int) else tuple(out)
+        output_shape = (batch, time) + out if self.return_sequences else (batch,) + out
+        if self.return_state:
+            return [output_shape] + self._state_shapes(batch)
+        return output_shape
+
+    def compute_mask(self, sequences, mask=None):
+        output_mask = mask if self.return_sequences else None
+        if self.return_state:
+            n_states = len(tree.flatten(self._state_shapes(None)))
+            return [output_mask] + [None] * n_states
+        return output_mask
+
+    # States --------------------------------------------------------------
+
+    def _initial_state(self, batch_size):
+        get = getattr(self.cell, "get_initial_state", None)
+        if get is not None:
+            states = get(batch_size=batch_size)
+        else:
+            sizes = self.cell.state_size
+            sizes = list(sizes) if isinstance(sizes, (list, tuple)) else [sizes]
+            states = [
+                ops.zeros((batch_size, s), dtype=self.compute_dtype) for s in sizes
+            ]
+        if not tree.is_nested(states):
+            states = [states]
+        return list(states)
+
+    def reset_states(self):
+        """Set the carried states of a stateful layer back to zeros."""
+        if self.states is None:
+            return
+        for var in tree.flatten(self.states):
+            var.assign(ops.zeros(var.shape, dtype=var.dtype))
+
+    reset_state = reset_states
+
+    # Call ----------------------------------------------------------------
+
+    def _check_mask(self, sequences, mask):
+        mshape = tuple(mask.shape)
+        sshape = tuple(sequences.shape)
+        if len(mshape) != 2 or any(
+            m is not None and s is not None and m != s
+            for m, s in zip(mshape, sshape[:2])
+        ):
+            raise ValueError(
+                f"{self.name}: `mask` must have shape (batch, time) = "
+                f"{sshape[:2]} matching `sequences`. Received mask shape {mshape}"
+            )
+
+    def call(self, sequences, initial_state=None, mask=None, training=False):
+        validation.check_float_dtype(self.name, "sequences", sequences.dtype)
+        if mask is not None:
+            self._check_mask(sequences, mask)
+        if self.stateful:
+            batch = sequences.shape[0]
+            if batch is not None and batch != self._expected_batch_size:
+                raise ValueError(
+                    f"{self.name}: this stateful layer carries states for a "
+                    f"batch of {self._expected_batch_size} sequences, but "
+                    f"was called with a batch of {batch}. Use the same batch "
+                    "size for every call, or make a new layer."
+                )
+        if initial_state is None:
+            if self.stateful:
+                initial_state = tree.map_structure(lambda v: v.value, self.states)
+            else:
+                initial_state = self._initial_state(ops.shape(sequences)[0])
+        if not tree.is_nested(initial_state):
+            initial_state = [initial_state]
+        initial_state = tree.map_structure(
+            lambda s: ops.cast(s, self.cell.compute_dtype), list(initial_state)
+        )
+
+        if sequences.shape[1] == 0:
+            return self._empty_result(sequences, initial_state)
+
+        cell = self.cell
+        uses_dropout = isinstance(cell, DropoutRNNCell)
+        if uses_dropout:
+            cell.reset_dropout_mask()
+            cell.reset_recurrent_dropout_mask()
+        if self.precompute_inputs and _is_projected(cell):
+            x = sequences
+            if training and getattr(cell, "dropout", 0) > 0:
+                x = x * ops.expand_dims(cell.get_dropout_mask(x[:, 0, :]), 1)
+            if training and getattr(cell, "recurrent_dropout", 0) > 0:
+                cell.get_recurrent_dropout_mask(tree.flatten(initial_state)[0])
+            # Project in time-major order: transposing the narrow input is
+            # cheaper than transposing the wide projection inside the loop.
+            loop_inputs = cell.project_inputs(ops.transpose(x, (1, 0, 2)))
+            time_major = True
+
+            def step(z_t, states):
+                output, new_states = cell.step(z_t, list(states), training=training)
+                return output, _as_list(new_states, states)
+
+        else:
+            loop_inputs = sequences
+            time_major = False
+            if uses_dropout and training:
+                cell.get_dropout_mask(sequences[:, 0, :])
+                cell.get_recurrent_dropout_mask(tree.flatten(initial_state)[0])
+            kwargs = {"training": training} if _has_training_arg(cell) else {}
+
+            def step(x_t, states):
+                output, new_states = cell(x_t, list(states), **kwargs)
+                return output, _as_list(new_states, states)
+
+        if time_major and mask is not None:
+            mask = ops.transpose(mask, (1, 0))
+        last_output, outputs, states = backend_rnn(
+            step,
+            loop_inputs,
+            initial_state,
+            go_backwards=self.go_backwards,
+            mask=mask,
+            time_major=time_major,
+            unroll=self.unroll,
+            input_length=sequences.shape[1],
+            zero_output_for_mask=self.zero_output_for_mask,
+            return_all_outputs=self.return_sequences,
+        )
+        if uses_dropout:
+            cell.reset_dropout_mask()
+            cell.reset_recurrent_dropout_mask()
+        if self.stateful:
+            for var, value in zip(tree.flatten(self.states), tree.flatten(states)):
+                var.assign(ops.cast(value, var.dtype))
+        if self.return_sequences:
+            output = ops.transpose(outputs, (1, 0, 2)) if time_major else outputs
+        else:
+            output = last_output
+        output = ops.cast(output, self.compute_dtype)
+        if self.return_state:
+            return [output] + list(tree.flatten(states))
+        return output
+
+    def _empty_result(self, sequences, states):
+        batch = ops.shape(sequences)[0]
+        out = self._output_size()
+        out = (out,) if isinstance(out, int) else tuple(out)
+        if self.return_sequences:
+            output = ops.zeros((batch, 0) + out, dtype=self.compute_dtype)
+        else:
+            output = ops.zeros((batch,) + out, dtype=self.compute_dtype)
+        if self.return_state:
+            return [output] + list(tree.flatten(states))
+        return output
+
+    # Serialization -------------------------------------------------------
+
+    def get_config(self):
+        config = {
+            "cell": keras.saving.serialize_keras_object(self.cell),
+            "return_sequences": self.return_sequences,
+            "return_state": self.return_state,
+            "go_backwards": self.go_backwards,
+            "stateful": self.stateful,
+            "unroll": self.unroll,
+            "precompute_inputs": self.precompute_inputs,
+            "zero_output_for_mask": self.zero_output_for_mask,
+        }
+        return {**super().get_config(), **config}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        config["cell"] = keras.saving.deserialize_keras_object(
+            config["cell"], custom_objects=custom_objects
+        )
+        return cls(**config)
+
+
+def _as_list(states, like):
+    states = list(states) if tree.is_nested(states) else [states]
+    # Keep the carry's dtypes fixed across steps (some backends promote
+    # float64 to float32 inside activations; the loop needs equal types).
+    return tree.map_structure(
+        lambda s, ref: s if s.dtype == ref.dtype else ops.cast(s, ref.dtype),
+        states,
+        list(like),
+    )
+
+
+def _has_training_arg(cell):
+    return getattr(cell, "_call_has_training_arg", False)

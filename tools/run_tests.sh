@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, every test on TensorFlow, the backend-agnostic
+# layer tests again on JAX.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export TF_CPP_MIN_LOG_LEVEL=3
+python -m ruff check keras_seqmodels tests benchmarks examples zoo
+KERAS_BACKEND=tensorflow python -m pytest -q -p no:cacheprovider tests
+KERAS_BACKEND=jax python -m pytest -q -p no:cacheprovider -m "not tf_only" tests/cells tests/layers
