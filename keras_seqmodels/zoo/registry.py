@@ -1,0 +1,58 @@
+"""Adding a trained model to the zoo (used by the recipes)."""
+
+import json
+import os
+import shutil
+import tempfile
+
+from keras_seqmodels.zoo.api import ARTIFACT_DIR, INDEX_PATH, sha256_of
+
+
+def _atomic_write_text(path, text):
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def register_model(name, artifact, task, metrics, data, command, card, extra=None):
+    """Copy ``artifact`` into the package and record it in the zoo index.
+
+    The copy and the index update are atomic (write to a temporary file, then
+    rename), so a killed run never leaves a half-written artifact in place.
+
+    Args:
+        name: zoo name, e.g. ``"ud-ewt-upos"``.
+        artifact: path of the trained ``.keras`` file.
+        task: one line describing the task.
+        metrics: dict of test-set metrics, e.g. ``{"test_upos_accuracy": 0.955}``.
+        data: the data set and split.
+        command: the exact command that measured the metrics.
+        card: path of the card, relative to the repository root.
+        extra: optional dict of further fields (training time, machine, ...).
+    """
+    os.makedirs(ARTIFACT_DIR, exist_ok=True)
+    filename = f"{name}.keras"
+    fd, tmp = tempfile.mkstemp(dir=ARTIFACT_DIR, prefix=".tmp-")
+    os.close(fd)
+    shutil.copyfile(artifact, tmp)
+    os.replace(tmp, os.path.join(ARTIFACT_DIR, filename))
+    path = os.path.join(ARTIFACT_DIR, filename)
+    with open(INDEX_PATH, encoding="utf-8") as f:
+        index = json.load(f)
+    index[name] = dict(
+        task=task,
+        artifact=filename,
+        sha256=sha256_of(path),
+        size_bytes=os.path.getsize(path),
+        metrics=metrics,
+        data=data,
+        command=command,
+        card=card,
+        **(extra or {}),
+    )
+    _atomic_write_text(INDEX_PATH, json.dumps(index, indent=2, sort_keys=True) + "\n")
+    return index[name]
