@@ -1,13 +1,26 @@
 """Recurrent cells: one time step of each recurrent design."""
 
+from keras_seqmodels.cells.clockwork_cell import ClockworkCell
+from keras_seqmodels.cells.deep_transition_cell import DeepTransitionCell
+from keras_seqmodels.cells.delayed_cell import DelayedCell
+from keras_seqmodels.cells.echo_state_cell import EchoStateCell, fit_readout
 from keras_seqmodels.cells.elman_cell import ElmanCell
 from keras_seqmodels.cells.gated_cell import GatedCell
 from keras_seqmodels.cells.gru_cell import GRUCell
+from keras_seqmodels.cells.leaky_cell import LeakyCell
 from keras_seqmodels.cells.lstm_cell import LSTMCell
+from keras_seqmodels.cells.output_feedback_cell import OutputFeedbackCell
 from keras_seqmodels.cells.recurrent_cell import RecurrentCell
 from keras_seqmodels.cells.steps import elman_step, gated_step, gru_step, lstm_step
 
 __all__ = [
+    "ClockworkCell",
+    "DeepTransitionCell",
+    "DelayedCell",
+    "EchoStateCell",
+    "LeakyCell",
+    "OutputFeedbackCell",
+    "fit_readout",
     "ElmanCell",
     "GatedCell",
     "GRUCell",

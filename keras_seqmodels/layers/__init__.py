@@ -1,5 +1,20 @@
 """Layers: the recurrent runner and (later) wrappers."""
 
+from keras_seqmodels.layers.bidirectional import Bidirectional
+from keras_seqmodels.layers.four_directional_2d import FourDirectional2D
+from keras_seqmodels.layers.output_feedback import OutputFeedback
+from keras_seqmodels.layers.character_encoder import CharacterEncoder
+from keras_seqmodels.layers.crf import CRF
 from keras_seqmodels.layers.recurrent import Recurrent
+from keras_seqmodels.layers.sentence_vectorizer import SentenceVectorizer
+from keras_seqmodels.layers.tag_lookup import TagLookup
 
-__all__ = ["Recurrent"]
+__all__ = [
+    "Bidirectional",
+    "CRF",
+    "CharacterEncoder",
+    "FourDirectional2D",
+    "Recurrent",
+    "SentenceVectorizer",
+    "TagLookup",
+]
