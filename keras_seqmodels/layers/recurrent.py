@@ -128,6 +128,7 @@ class Recurrent(keras.layers.Layer):
 
     def build(self, sequences_shape, initial_state_shape=None):
         self._check_sequences_shape(sequences_shape)
+        self._input_features = sequences_shape[-1]
         if not self.cell.built:
             self.cell.build((sequences_shape[0], sequences_shape[-1]))
         if self.stateful:
@@ -221,8 +222,39 @@ class Recurrent(keras.layers.Layer):
                 f"{sshape[:2]} matching `sequences`. Received mask shape {mshape}"
             )
 
+    def _check_built_features(self, shape):
+        # A built layer is not rebuilt, so a later call with another rank or
+        # width would otherwise fail deep in the loop with a backend error.
+        self._check_sequences_shape(shape)
+        expected = getattr(self, "_input_features", None)
+        if expected is not None and shape[-1] != expected:
+            raise ValueError(
+                f"{self.name}: the last dimension of `sequences` must be "
+                f"{expected}, the width this layer was built with. Received "
+                f"shape {tuple(shape)}"
+            )
+
+    def _check_initial_state(self, sequences, initial_state):
+        expected = self._state_shapes(sequences.shape[0])
+        flat = tree.flatten(initial_state)
+        received = [tuple(s.shape) for s in flat]
+        matches = len(flat) == len(expected) and all(
+            len(r) == len(e)
+            and all(a is None or b is None or a == b for a, b in zip(r, e))
+            for r, e in zip(received, expected)
+        )
+        if not matches:
+            raise ValueError(
+                f"{self.name}: `initial_state` must be a list of "
+                f"{len(expected)} tensor(s) of shapes {expected}. Received "
+                f"shapes {received}"
+            )
+
     def call(self, sequences, initial_state=None, mask=None, training=False):
+        self._check_built_features(sequences.shape)
         validation.check_float_dtype(self.name, "sequences", sequences.dtype)
+        if initial_state is not None:
+            self._check_initial_state(sequences, initial_state)
         if mask is not None:
             self._check_mask(sequences, mask)
         if self.stateful:
@@ -264,9 +296,8 @@ class Recurrent(keras.layers.Layer):
             loop_inputs = cell.project_inputs(ops.transpose(x, (1, 0, 2)))
             time_major = True
 
-            def step(z_t, states):
-                output, new_states = cell.step(z_t, list(states), training=training)
-                return output, _as_list(new_states, states)
+            def cell_step(z_t, states):
+                return cell.step(z_t, list(states), training=training)
 
         else:
             loop_inputs = sequences
@@ -276,24 +307,60 @@ class Recurrent(keras.layers.Layer):
                 cell.get_recurrent_dropout_mask(tree.flatten(initial_state)[0])
             kwargs = {"training": training} if _has_training_arg(cell) else {}
 
-            def step(x_t, states):
-                output, new_states = cell(x_t, list(states), **kwargs)
+            def cell_step(x_t, states):
+                return cell(x_t, list(states), **kwargs)
+
+        if mask is None:
+
+            def step(inputs_t, states):
+                output, new_states = cell_step(inputs_t, states)
                 return output, _as_list(new_states, states)
 
-        if time_major and mask is not None:
-            mask = ops.transpose(mask, (1, 0))
+            loop_states = initial_state
+        else:
+            # Masking is done here rather than by the backend loop so that it
+            # works for states of any rank and shape on every backend. The
+            # last unmasked output is carried as an extra state.
+            mask = ops.cast(mask, self.cell.compute_dtype)
+            mask = ops.transpose(mask, (1, 0)) if time_major else mask
+            loop_inputs = (loop_inputs, ops.expand_dims(mask, -1))
+            batch = ops.shape(sequences)[0]
+            out_size = self._output_size()
+            out_size = (out_size,) if isinstance(out_size, int) else tuple(out_size)
+            loop_states = list(initial_state) + [
+                ops.zeros((batch,) + out_size, dtype=self.cell.compute_dtype)
+            ]
+            zero_output = self.zero_output_for_mask
+
+            def step(inputs_t, states):
+                x_t, m_t = inputs_t
+                states = list(states)
+                core, previous = states[:-1], states[-1]
+                output, new_states = cell_step(x_t, core)
+                new_states = _as_list(new_states, core)
+                new_states = tree.map_structure(
+                    lambda new, old: _select(m_t, new, old), new_states, core
+                )
+                kept = _select(m_t, output, previous)
+                emitted = (
+                    _select(m_t, output, ops.zeros_like(output)) if zero_output else kept
+                )
+                return emitted, new_states + [kept]
+
         last_output, outputs, states = backend_rnn(
             step,
             loop_inputs,
-            initial_state,
+            loop_states,
             go_backwards=self.go_backwards,
-            mask=mask,
+            mask=None,
             time_major=time_major,
             unroll=self.unroll,
             input_length=sequences.shape[1],
-            zero_output_for_mask=self.zero_output_for_mask,
             return_all_outputs=self.return_sequences,
         )
+        states = list(states)
+        if mask is not None:
+            last_output = states.pop()
         if uses_dropout:
             cell.reset_dropout_mask()
             cell.reset_recurrent_dropout_mask()
@@ -354,6 +421,16 @@ def _as_list(states, like):
         states,
         list(like),
     )
+
+
+def _expand_to(m, x):
+    """Reshape a (batch, 1) step mask to broadcast against ``x``."""
+    return ops.reshape(m, (-1,) + (1,) * (len(x.shape) - 1))
+
+
+def _select(m, new, old):
+    m = _expand_to(m, new)
+    return ops.where(m > 0, new, old)
 
 
 def _has_training_arg(cell):
