@@ -1,5 +1,16 @@
 """Test helpers shared by the package's own tests and by users' cells."""
 
+from keras_seqmodels.testing.clean_process import (
+    CleanProcessError,
+    call_saved_model,
+    run_in_clean_process,
+)
 from keras_seqmodels.testing.layer_test import compute_gradients, run_layer_test
 
-__all__ = ["compute_gradients", "run_layer_test"]
+__all__ = [
+    "CleanProcessError",
+    "call_saved_model",
+    "compute_gradients",
+    "run_in_clean_process",
+    "run_layer_test",
+]

@@ -1,0 +1,161 @@
+"""Corrections for two Keras 3 defects under ``tf.distribute``.
+
+Both are applied by ``keras_seqmodels.training.strategy_scope`` (its
+``compile``); call them directly when you compile a model yourself.
+
+1. **Clipping before the all-reduce.** Keras's optimizer clips the gradients
+   (``clipnorm``, ``global_clipnorm``, ``clipvalue``) in each replica, on that
+   replica's share of the gradient, and only then sums the shares across
+   replicas. Under ``MirroredStrategy`` with 2 replicas the update is then
+   ``clip(g1) + clip(g2)`` instead of ``clip(g1 + g2)``: a global norm of 1
+   lets the summed gradient reach norm 2, so clipping is silently weakened.
+   ``clip_after_all_reduce`` makes the optimizer sum first and clip the sum,
+   which gives the single-device update (``tests/distribute``). It costs one
+   extra all-reduce of the gradients per step, and only when clipping is on
+   and there is more than one replica.
+
+2. **``fit`` under ``MultiWorkerMirroredStrategy``** fails in Keras 3
+   (keras-team/keras#20585): the first batch is "reduced" as one structure
+   to build the model symbolically, and the per-step logs (scalars) are
+   reduced with ``axis=0``. ``fix_multi_worker_fit`` takes the shapes from the
+   local replica's batch and reduces scalar logs over replicas with
+   ``axis=None`` (a mean, as Keras intends).
+
+These touch private Keras methods; each function checks that they exist and
+raises a clear error if a Keras release renames them.
+"""
+
+import functools
+
+
+def _require(obj, name, what):
+    if not callable(getattr(obj, name, None)):
+        import keras
+
+        raise RuntimeError(
+            f"{what}: this Keras ({keras.__version__}) has no `{name}`; the "
+            "work-around in keras_seqmodels.training.distribute_fixes needs "
+            "updating for it."
+        )
+
+
+def _has_clipping(optimizer):
+    return any(
+        getattr(optimizer, name, None)
+        for name in ("clipnorm", "global_clipnorm", "clipvalue")
+    )
+
+
+def clip_after_all_reduce(optimizer):
+    """Make ``optimizer`` clip the gradient summed over replicas.
+
+    Returns the same optimizer (modified in place); a
+    ``LossScaleOptimizer`` is fixed through its inner optimizer. Without a
+    ``tf.distribute`` strategy of more than one replica, or without clipping,
+    the optimizer behaves exactly as before.
+    """
+    inner = getattr(optimizer, "inner_optimizer", None)
+    if inner is not None:
+        clip_after_all_reduce(inner)
+        return optimizer
+    if getattr(optimizer, "_clips_after_all_reduce", False):
+        return optimizer
+    _require(optimizer, "_clip_gradients", "clip_after_all_reduce")
+    import tensorflow as tf
+
+    clip_local = optimizer._clip_gradients
+
+    @functools.wraps(clip_local)
+    def clip_gradients(grads):
+        context = tf.distribute.get_replica_context()
+        if (
+            not _has_clipping(optimizer)
+            or context is None
+            or context.num_replicas_in_sync == 1
+        ):
+            return clip_local(grads)
+        present = [i for i, g in enumerate(grads) if g is not None]
+        summed = context.all_reduce(
+            tf.distribute.ReduceOp.SUM,
+            [tf.convert_to_tensor(grads[i]) for i in present],
+        )
+        clipped = clip_local(list(summed))
+        # The optimizer sums the replicas' gradients once more before the
+        # update; each replica hands in its equal share of the clipped sum.
+        share = 1.0 / context.num_replicas_in_sync
+        result = list(grads)
+        for i, g in zip(present, clipped):
+            result[i] = g * tf.cast(share, g.dtype)
+        return result
+
+    optimizer._clip_gradients = clip_gradients
+    optimizer._clips_after_all_reduce = True
+    return optimizer
+
+
+def is_multi_worker(strategy):
+    """True for a ``MultiWorkerMirroredStrategy`` spanning several workers."""
+    import tensorflow as tf
+
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return False
+    return strategy.extended._in_multi_worker_mode()
+
+
+def fix_multi_worker_fit(model):
+    """Let ``model.fit``/``evaluate`` run under ``MultiWorkerMirroredStrategy``.
+
+    A no-op for other strategies. Returns ``model`` (modified in place).
+    """
+    strategy = model.distribute_strategy
+    if not is_multi_worker(strategy):
+        return model
+    _require(model, "_maybe_symbolic_build", "fix_multi_worker_fit")
+    _require(model, "_symbolic_build", "fix_multi_worker_fit")
+    import tensorflow as tf
+
+    _install_scalar_log_reduction()
+
+    def maybe_symbolic_build(iterator=None, data_batch=None):
+        if iterator is not None:
+            for _, _, it in iterator:
+                batch = next(it)
+                # Only shapes and dtypes are read: the local replica's batch
+                # has them, and no collective op is needed.
+                data_batch = tf.nest.map_structure(
+                    lambda v: strategy.experimental_local_results(v)[0], batch
+                )
+                break
+        with strategy.scope():
+            model._symbolic_build(data_batch=data_batch)
+
+    model._maybe_symbolic_build = maybe_symbolic_build
+    return model
+
+
+def _install_scalar_log_reduction():
+    from keras.src.backend.tensorflow import trainer
+
+    if getattr(trainer.reduce_per_replica, "_keras_seqmodels_fix", False):
+        return
+    _require(trainer, "reduce_per_replica", "fix_multi_worker_fit")
+    _require(trainer, "_collective_all_reduce_multi_worker", "fix_multi_worker_fit")
+    original = trainer.reduce_per_replica
+
+    @functools.wraps(original)
+    def reduce_per_replica(values, strategy, reduction):
+        if reduction not in ("auto", "mean") or not (
+            trainer._collective_all_reduce_multi_worker(strategy)
+        ):
+            return original(values, strategy, reduction)
+        import tensorflow as tf
+
+        def reduce(v):
+            if getattr(v, "shape", None) is not None and v.shape.rank == 0:
+                return strategy.reduce("MEAN", v, axis=None)
+            return original(v, strategy, reduction)
+
+        return tf.nest.map_structure(reduce, values)
+
+    reduce_per_replica._keras_seqmodels_fix = True
+    trainer.reduce_per_replica = reduce_per_replica
