@@ -2,6 +2,7 @@
 
 from keras_seqmodels.layers.bidirectional import Bidirectional
 from keras_seqmodels.layers.four_directional_2d import FourDirectional2D
+from keras_seqmodels.layers.conditioned_recurrent import ConditionedRecurrent
 from keras_seqmodels.layers.output_feedback import OutputFeedback
 from keras_seqmodels.layers.character_encoder import CharacterEncoder
 from keras_seqmodels.layers.crf import CRF
@@ -13,7 +14,9 @@ __all__ = [
     "Bidirectional",
     "CRF",
     "CharacterEncoder",
+    "ConditionedRecurrent",
     "FourDirectional2D",
+    "OutputFeedback",
     "Recurrent",
     "SentenceVectorizer",
     "TagLookup",
