@@ -1,0 +1,234 @@
+"""Strings in, strings out: tokenizer, encoder-decoder and search in one model."""
+
+import keras
+
+from keras_seqmodels.seq2seq import text
+from keras_seqmodels.seq2seq.encoder_decoder import EncoderDecoder
+from keras_seqmodels.utils import validation
+
+
+@keras.saving.register_keras_serializable(package="keras_seqmodels")
+class Translator(keras.Model):
+    """A translation model whose inputs and outputs are raw text.
+
+    ``Translator(strings) -> strings``: the text is split into words and
+    characters (``seq2seq.text``), looked up with ``keras.layers.StringLookup``,
+    an end token is appended, the ``EncoderDecoder`` decodes with beam search
+    (or greedily with ``beam_size=1``), and the best hypothesis is looked up
+    back into pieces and detokenized. The vocabularies are part of the
+    model's config, so a saved ``.keras`` file or an exported SavedModel
+    needs nothing else.
+
+    New relative to Keras: Keras's text layers map strings to ids only; this
+    model also decodes ids to text, in the graph.
+
+    String tensors exist on the TensorFlow backend only, so this model runs
+    there; the ``EncoderDecoder`` it wraps runs on any backend.
+
+    Robustness: an empty string translates to a (short) output; sources are
+    cut to ``max_source_length`` pieces; outputs stop at ``max_output_length``
+    tokens; characters never seen in training become the unknown token,
+    which is dropped from the output.
+
+    Args:
+        model: an ``EncoderDecoder`` (ids 0 = padding, 1 = unknown, and its
+            ``start_id``/``end_id`` must be those of ``<s>``/``</s>``).
+        source_vocabulary, target_vocabulary: lists of pieces, from
+            ``text.build_vocabulary`` (without the padding/unknown tokens).
+        beam_size: 1 for greedy decoding, more for beam search.
+        alpha: length-normalisation exponent of the beam search.
+        max_source_length: source pieces kept (longer inputs are cut).
+        max_output_length: most output tokens.
+
+    Call arguments:
+        strings: string tensor ``(batch,)``.
+
+    Returns:
+        string tensor ``(batch,)``.
+
+    Example:
+
+    >>> from keras_seqmodels.seq2seq import EncoderDecoder
+    >>> from keras_seqmodels.seq2seq.translator import Translator
+    >>> from keras_seqmodels.seq2seq import text
+    >>> vocab = text.build_vocabulary(["a b c", "a b"], min_count=1)
+    >>> core = EncoderDecoder(len(vocab) + 2, len(vocab) + 2, 8, 8, 8,
+    ...                       start_id=2, end_id=3)
+    >>> t = Translator(core, vocab, vocab, beam_size=2, max_output_length=5)
+    >>> t(["a b", ""]).shape
+    TensorShape([2])
+
+    Reference:
+        Sennrich, Haddow & Birch 2016 (open vocabularies through sub-word
+        units; here the simplest: characters for rare words).
+    """
+
+    def __init__(
+        self,
+        model,
+        source_vocabulary,
+        target_vocabulary,
+        beam_size=5,
+        alpha=0.6,
+        max_source_length=256,
+        max_output_length=200,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        if not isinstance(model, EncoderDecoder):
+            raise ValueError(
+                f"{name}: `model` must be a keras_seqmodels.seq2seq."
+                f"EncoderDecoder. Received: {type(model).__name__}"
+            )
+        self.model = model
+        self.source_vocabulary = list(source_vocabulary)
+        self.target_vocabulary = list(target_vocabulary)
+        self.beam_size = validation.check_positive_int(name, "beam_size", beam_size)
+        self.alpha = float(alpha)
+        self.max_source_length = validation.check_positive_int(
+            name, "max_source_length", max_source_length
+        )
+        self.max_output_length = validation.check_positive_int(
+            name, "max_output_length", max_output_length
+        )
+        for side, vocab, size in (
+            ("source", self.source_vocabulary, model.encoder.vocabulary_size),
+            ("target", self.target_vocabulary, model.decoder.vocabulary_size),
+        ):
+            if len(vocab) + 2 != size:
+                raise ValueError(
+                    f"{name}: the {side} vocabulary has {len(vocab)} pieces, "
+                    f"so the model's {side} vocabulary size must be "
+                    f"{len(vocab) + 2} (with padding and unknown). Received "
+                    f"{size}"
+                )
+        start = self.target_vocabulary.index(text.START) + 2
+        end = self.target_vocabulary.index(text.END) + 2
+        if (model.start_id, model.end_id) != (start, end):
+            raise ValueError(
+                f"{name}: the model's start_id/end_id ({model.start_id}, "
+                f"{model.end_id}) must be the ids of {text.START!r} and "
+                f"{text.END!r} in the target vocabulary ({start}, {end})."
+            )
+        self.source_end_id = self.source_vocabulary.index(text.END) + 2
+        self.source_lookup = keras.layers.StringLookup(
+            vocabulary=self.source_vocabulary, mask_token=text.PAD,
+            oov_token=text.UNK, name="source_lookup",
+        )
+        self.target_lookup = keras.layers.StringLookup(
+            vocabulary=self.target_vocabulary, mask_token=text.PAD,
+            oov_token=text.UNK, name="target_lookup",
+        )
+        self.target_inverse = keras.layers.StringLookup(
+            vocabulary=self.target_vocabulary, mask_token=text.PAD,
+            oov_token=text.UNK, invert=True, name="target_inverse",
+        )
+
+    def build(self, input_shape=None):
+        if not self.model.built:
+            self.model.build(((None, None), (None, None)))
+        self.built = True
+
+    # Text <-> ids (TensorFlow) -------------------------------------------
+
+    def encode_source(self, strings):
+        """``(batch,)`` strings to int32 ids ``(batch, S)``, end id appended."""
+        import tensorflow as tf
+
+        strings = tf.convert_to_tensor(strings, tf.string)
+        pieces = text.to_pieces(
+            text.split_words(strings),
+            lambda words: self.source_lookup(words) > 1,
+        )
+        ids = tf.cast(self.source_lookup(pieces), tf.int32)
+        ids = ids[:, : self.max_source_length - 1]
+        end = tf.fill([tf.shape(strings)[0], 1], self.source_end_id)
+        ids = tf.concat([ids, tf.RaggedTensor.from_tensor(end)], axis=1)
+        return ids.to_tensor(0)
+
+    def encode_target(self, strings):
+        """Target text to ragged piece ids (no start/end), for training data."""
+        import tensorflow as tf
+
+        pieces = text.to_pieces(
+            text.split_words(tf.convert_to_tensor(strings, tf.string)),
+            lambda words: self.target_lookup(words) > 1,
+        )
+        return tf.cast(self.target_lookup(pieces), tf.int32)
+
+    def decode_target(self, ids):
+        """Int ids ``(batch, T)`` to text, stopping at the end id."""
+        import tensorflow as tf
+
+        ids = tf.convert_to_tensor(ids)
+        ended = tf.cumsum(tf.cast(tf.equal(ids, self.model.end_id), tf.int32), axis=1)
+        keep = tf.logical_and(tf.equal(ended, 0), ids > 3)
+        pieces = self.target_inverse(tf.ragged.boolean_mask(ids, keep))
+        return text.detokenize(pieces)
+
+    # Translation ---------------------------------------------------------
+
+    def translate_ids(self, source_ids, beam_size=None):
+        """Best output ids ``(batch, T)`` for source ids."""
+        from keras import ops
+
+        beam_size = self.beam_size if beam_size is None else beam_size
+        max_length = ops.minimum(
+            2 * ops.shape(source_ids)[1] + 10, self.max_output_length
+        )
+        if beam_size == 1:
+            tokens, _ = self.model.greedy(source_ids, max_length=max_length)
+            return tokens
+        tokens, _, _ = self.model.beam(
+            source_ids, beam_size=beam_size, alpha=self.alpha, max_length=max_length
+        )
+        return tokens[:, 0]
+
+    def call(self, strings, beam_size=None):
+        return self.decode_target(
+            self.translate_ids(self.encode_source(strings), beam_size=beam_size)
+        )
+
+    def attention_weights(self, source, translation):
+        """Attention of the decoder over the source for one given output.
+
+        Returns ``(weights, source_pieces, target_pieces)`` for a single pair
+        of strings: ``weights`` is a NumPy ``(target, source)`` array.
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        src = self.encode_source([source])
+        tgt = self.encode_target([translation]).to_tensor(0)
+        end = tf.fill([1, 1], self.model.end_id)
+        start = tf.fill([1, 1], self.model.start_id)
+        decoder_in = tf.concat([start, tgt], axis=1)
+        _, weights = self.model((src, decoder_in), return_attention=True)
+        src_pieces = self.source_lookup.get_vocabulary()
+        tgt_pieces = self.target_lookup.get_vocabulary()
+        src_ids = src.numpy()[0]
+        tgt_ids = tf.concat([tgt, end], axis=1).numpy()[0]
+        return (
+            np.asarray(weights)[0],
+            [src_pieces[i] for i in src_ids],
+            [tgt_pieces[i] for i in tgt_ids],
+        )
+
+    def get_config(self):
+        config = {
+            "model": keras.saving.serialize_keras_object(self.model),
+            "source_vocabulary": self.source_vocabulary,
+            "target_vocabulary": self.target_vocabulary,
+            "beam_size": self.beam_size,
+            "alpha": self.alpha,
+            "max_source_length": self.max_source_length,
+            "max_output_length": self.max_output_length,
+        }
+        return {**super().get_config(), **config}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["model"] = keras.saving.deserialize_keras_object(config["model"])
+        return cls(**config)
