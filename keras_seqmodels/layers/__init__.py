@@ -7,6 +7,9 @@ from keras_seqmodels.layers.output_feedback import OutputFeedback
 from keras_seqmodels.layers.character_encoder import CharacterEncoder
 from keras_seqmodels.layers.crf import CRF
 from keras_seqmodels.layers.recurrent import Recurrent
+from keras_seqmodels.layers.recursive_nn import RecursiveNN
+from keras_seqmodels.layers.rntn import RNTN
+from keras_seqmodels.layers.tree_lstm import TreeLSTM
 from keras_seqmodels.layers.sentence_vectorizer import SentenceVectorizer
 from keras_seqmodels.layers.tag_lookup import TagLookup
 
@@ -18,6 +21,9 @@ __all__ = [
     "FourDirectional2D",
     "OutputFeedback",
     "Recurrent",
+    "RecursiveNN",
+    "RNTN",
+    "TreeLSTM",
     "SentenceVectorizer",
     "TagLookup",
 ]

@@ -1,0 +1,154 @@
+"""The level-by-level runner shared by the recursive layers."""
+
+import keras
+from keras import ops
+
+from keras_seqmodels.utils.validation import (
+    check_float_dtype,
+    check_last_dim_known,
+    check_positive_int,
+    check_rank,
+)
+
+
+class RecursiveLayer(keras.layers.Layer):
+    """Base of the layers that apply one composition function over trees.
+
+    Inputs are ``[x, children, levels]`` as produced by
+    ``keras_seqmodels.trees.encode``: node features ``x (B, N, features)``,
+    ``children (B, N, K)`` (indices within the tree, ``-1`` for none) and
+    ``levels (B, N)`` (``-1`` for padding). Every child must have a lower
+    level than its parent; the root of each tree is its highest node.
+
+    Dynamic batching: nodes are sorted by level once; each iteration of one
+    ``keras.ops.fori_loop`` evaluates a window of consecutive sorted nodes,
+    all of one level, of every tree in the batch, with one gather of the
+    children's states, one call of the composition function (one matrix
+    product) and one scatter into a node-state buffer. On TensorFlow the
+    window is the widest level and the loop runs once per level (dynamic
+    shapes, so these layers opt out of XLA). Under JAX's ``jit`` shapes must
+    be static, so the window is ``B`` nodes and the loop runs ``2 N`` times,
+    which bounds the work by ``2 B N`` node evaluations (a level of width
+    ``w`` takes ``⌈w / B⌉`` iterations; the levels sum to at most ``N`` plus
+    ``B N / B``).
+
+    Subclasses define ``state_count``, ``input_width`` (the width of the
+    per-node input projection), ``build_composition(input_dim, arity)``,
+    ``project(x)`` and ``compose(z, child_states, has_child)``.
+    """
+
+    state_count = 1
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = check_positive_int(type(self).__name__, "units", units)
+        # Per-level windows have data-dependent widths on TensorFlow.
+        self.supports_jit = keras.backend.backend() != "tensorflow"
+
+    def _check_shapes(self, input_shape):
+        name = type(self).__name__
+        if not isinstance(input_shape, (list, tuple)) or len(input_shape) != 3:
+            raise ValueError(
+                f"{name}: expected inputs [x, children, levels]. "
+                f"Received {input_shape!r}"
+            )
+        x_shape, children_shape, levels_shape = (tuple(s) for s in input_shape)
+        check_rank(name, "x", x_shape, 3, "(batch, nodes, features)")
+        check_rank(name, "children", children_shape, 3, "(batch, nodes, arity)")
+        check_rank(name, "levels", levels_shape, 2, "(batch, nodes)")
+        check_last_dim_known(name, "x", x_shape)
+        check_last_dim_known(name, "children", children_shape)
+        return x_shape, children_shape, levels_shape
+
+    def build(self, input_shape):
+        x_shape, children_shape, _ = self._check_shapes(input_shape)
+        self.arity = int(children_shape[-1])
+        self.build_composition(int(x_shape[-1]), self.arity)
+
+    def compute_output_shape(self, input_shape):
+        x_shape, _, levels_shape = self._check_shapes(input_shape)
+        b, n = levels_shape
+        return (b, n, self.units), (b, self.units)
+
+    def call(self, inputs):
+        x, children, levels = inputs
+        name = type(self).__name__
+        check_float_dtype(name, "x", x.dtype)
+        for arg, t in (("children", children), ("levels", levels)):
+            if "int" not in keras.backend.standardize_dtype(t.dtype):
+                raise ValueError(
+                    f"{name}: `{arg}` must be an integer tensor. "
+                    f"Received dtype={t.dtype}"
+                )
+        children = ops.cast(children, "int32")
+        levels = ops.cast(levels, "int32")
+        static = keras.backend.backend() != "tensorflow"
+        shape = ops.shape(levels)
+        b, n = shape[0], shape[1]
+        m = b * n
+        k = self.arity
+        zero_row, sink = m, m + 1  # read for absent children / written by no-ops
+
+        z = self.project(ops.cast(x, self.compute_dtype))
+        z = ops.reshape(z, (m, -1))
+        z = ops.concatenate([z, ops.zeros((2, ops.shape(z)[1]), z.dtype)], 0)
+        offsets = ops.reshape(ops.arange(b, dtype="int32") * n, (-1, 1, 1))
+        glob = ops.where(children >= 0, children + offsets, zero_row)
+        glob = ops.concatenate(
+            [ops.reshape(glob, (m, k)), ops.full((2, k), zero_row, "int32")], 0
+        )
+        # Sort key: the level, padding (-1) last as level n.
+        key = ops.reshape(levels, (m,))
+        key = ops.where(key >= 0, key, n)
+        order = ops.cast(ops.argsort(key), "int32")
+        counts = ops.cast(
+            ops.segment_sum(ops.ones((m,), "int32"), key, num_segments=n + 1),
+            "int32",
+        )
+        starts = ops.cast(ops.cumsum(counts), "int32") - counts
+        if static:
+            width, steps = b, 2 * n
+        else:
+            width = ops.cast(ops.max(counts[:n]), "int32")
+            steps = ops.cast(ops.max(ops.where(key < n, key, 0)), "int32") + 1
+        order = ops.concatenate([order, ops.full((width,), sink, "int32")], 0)
+        sorted_key = ops.concatenate(
+            [ops.take(key, order[:m]), ops.full((width,), n, "int32")], 0
+        )
+        positions = ops.arange(width, dtype="int32")
+
+        def body(_, carry):
+            p, states = carry
+            level = ops.take(sorted_key, p)
+            end = ops.take(starts, level) + ops.take(counts, level)
+            window = ops.slice(order, ops.reshape(p, (1,)), (width,))
+            valid = ops.logical_and(p + positions < end, level < n)
+            idx = ops.where(valid, window, sink)
+            kids = ops.reshape(ops.take(glob, idx, axis=0), (-1,))
+            child_states = [
+                ops.reshape(ops.take(s, kids, axis=0), (-1, k, self.units))
+                for s in states
+            ]
+            has_child = ops.reshape(kids != zero_row, (-1, k))
+            new = self.compose(ops.take(z, idx, axis=0), child_states, has_child)
+            rows = ops.expand_dims(idx, 1)
+            states = [ops.scatter_update(s, rows, u) for s, u in zip(states, new)]
+            p = ops.cast(ops.where(level < n, ops.minimum(p + width, end), p), "int32")
+            return p, states
+
+        buffers = [
+            ops.zeros((m + 2, self.units), self.compute_dtype)
+            for _ in range(self.state_count)
+        ]
+        _, buffers = ops.fori_loop(
+            0, steps, body, (ops.convert_to_tensor(0, "int32"), buffers)
+        )
+        nodes = ops.reshape(buffers[0][:m], (b, n, self.units))
+        root = ops.argmax(levels, axis=1)
+        root_out = ops.take_along_axis(
+            nodes, ops.reshape(ops.cast(root, "int32"), (-1, 1, 1)), axis=1
+        )
+        return nodes, ops.reshape(root_out, (b, self.units))
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units}

@@ -1,0 +1,203 @@
+"""sst-treelstm: binary constituency Tree-LSTM for SST fine-grained sentiment.
+
+    seqmodels train sst-treelstm [--data-dir D] [--epochs N] [--units U]
+    seqmodels evaluate sst-treelstm [--data-dir D] [--split dev|test]
+        [--model PATH] [--register]
+
+Data: the Stanford Sentiment Treebank PTB trees (``sst/{train,dev,test}.txt``).
+Every node of a training tree is a labelled example (Tai et al. 2015); the
+metrics are on the roots: fine-grained accuracy (5 classes) and binary
+accuracy on the trees whose root is not neutral (2), predicting positive when
+P(3)+P(4) > P(0)+P(1). Word embeddings are trained here from scratch (no
+GloVe). Model selection (best epoch) on dev; the test split is scored once.
+
+The saved model takes lower-cased token strings per node (``""`` on internal
+nodes), ``children`` and ``levels`` (``keras_seqmodels.trees.encode``) and
+returns per-node class logits; ``keras_seqmodels.trees.serving`` wraps it for
+bracketed strings.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+NAME = "sst-treelstm"
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
+RUN_DIR = os.path.join(REPO, "runs", NAME)
+
+
+def resolve_data_dir(path):
+    if path is None:
+        path = DEFAULT_DATA
+    for cand in (path, os.path.join(path, "sst")):
+        if os.path.isfile(os.path.join(cand, "train.txt")):
+            return cand
+    raise FileNotFoundError(f"{NAME}: no train.txt in {path} or {path}/sst; pass --data-dir")
+
+
+def load_split(data_dir, split):
+    from keras_seqmodels.trees import lower_tokens, read_ptb_file
+
+    return [lower_tokens(t) for t in read_ptb_file(os.path.join(data_dir, f"{split}.txt"))]
+
+
+def build_vocabulary(trees, min_count=2):
+    import collections
+
+    counts = collections.Counter(t for tree in trees for t in tree.tokens if t is not None)
+    # "" (internal nodes) gets its own id; rare words train the OOV id 0.
+    return [""] + sorted(w for w, c in counts.items() if c >= min_count)
+
+
+def build_model(words, embed_dim=200, units=150, dropout=0.5, num_classes=5):
+    import keras
+
+    from keras_seqmodels.layers import TreeLSTM
+
+    tokens = keras.Input((None,), dtype="string", name="tokens")
+    children = keras.Input((None, 2), dtype="int32", name="children")
+    levels = keras.Input((None,), dtype="int32", name="levels")
+    ids = keras.layers.StringLookup(vocabulary=words, mask_token=None,
+                                    num_oov_indices=1, name="vocabulary")(tokens)
+    x = keras.layers.Embedding(len(words) + 1, embed_dim, name="embedding")(ids)
+    x = keras.layers.Dropout(dropout)(x)
+    nodes, _ = TreeLSTM(units, name="tree_lstm")([x, children, levels])
+    nodes = keras.layers.Dropout(dropout)(nodes)
+    logits = keras.layers.Dense(num_classes, name="classifier")(nodes)
+    return keras.Model([tokens, children, levels], logits, name="sst_treelstm")
+
+
+def root_metrics(model, trees, batch_size=64):
+    """Root fine-grained and binary accuracy of ``model`` on ``trees``."""
+    from keras_seqmodels.trees.serving import root_probabilities
+
+    probs = root_probabilities(model, trees, batch_size=batch_size)
+    gold = np.array([t.labels[t.root] for t in trees])
+    fine = float(np.mean(probs.argmax(1) == gold))
+    keep = gold != 2
+    pos = probs[:, 3:].sum(1) > probs[:, :2].sum(1)
+    binary = float(np.mean(pos[keep] == (gold[keep] > 2)))
+    return {"fine_grained_accuracy": fine, "binary_accuracy": binary,
+            "trees": len(trees), "binary_trees": int(keep.sum())}
+
+
+def train(args):
+    import keras
+
+    from keras_seqmodels.training import get_strategy
+    from keras_seqmodels.trees import tree_dataset
+
+    keras.utils.set_random_seed(args.seed)
+    data_dir = resolve_data_dir(args.data_dir)
+    os.makedirs(args.run_dir, exist_ok=True)
+    train_trees = load_split(data_dir, "train")
+    dev_trees = load_split(data_dir, "dev")
+    if args.limit:
+        train_trees = train_trees[: args.limit]
+        dev_trees = dev_trees[: args.limit // 4 + 1]
+    words = build_vocabulary(train_trees)
+    ds = tree_dataset(train_trees, args.batch_size, arity=2, shuffle=True, seed=args.seed)
+    with get_strategy(args.strategy).scope():
+        model = build_model(words, args.embed_dim, args.units, args.dropout)
+        model.compile(
+            optimizer=keras.optimizers.Adam(args.lr),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                            ignore_class=-1),
+        )
+    best_path = os.path.join(args.run_dir, "best.keras")
+    state_path = os.path.join(args.run_dir, "selection.json")
+
+    class DevSelection(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            state = {"best": -1.0, "history": []}
+            if os.path.exists(state_path):
+                with open(state_path) as f:
+                    state = json.load(f)
+            m = root_metrics(self.model, dev_trees)
+            m.update(epoch=epoch + 1, loss=float((logs or {}).get("loss", np.nan)),
+                     time_s=time.time() - start)
+            state["history"].append(m)
+            if m["fine_grained_accuracy"] > state["best"]:
+                state["best"] = m["fine_grained_accuracy"]
+                state["best_epoch"] = epoch + 1
+                self.model.save(best_path)
+            with open(state_path, "w") as f:
+                json.dump(state, f, indent=1)
+            print(f"epoch {epoch + 1}: dev {m}", flush=True)
+
+    start = time.time()
+    model.fit(
+        ds, epochs=args.epochs, verbose=2,
+        callbacks=[
+            keras.callbacks.BackupAndRestore(os.path.join(args.run_dir, "backup")),
+            DevSelection(),
+        ],
+    )
+    print(f"trained in {time.time() - start:.0f} s; best model {best_path}")
+    return 0
+
+
+def evaluate(args):
+    import keras
+
+    import keras_seqmodels  # noqa: F401  (registers the layers)
+
+    data_dir = resolve_data_dir(args.data_dir)
+    trees = load_split(data_dir, args.split)
+    if args.model:
+        model = keras.saving.load_model(args.model)
+    else:
+        from keras_seqmodels import zoo
+
+        model = zoo.load(NAME)
+    start = time.time()
+    metrics = root_metrics(model, trees)
+    metrics["eval_time_s"] = round(time.time() - start, 1)
+    print(json.dumps({"split": args.split, **metrics}, indent=1))
+    if args.register:
+        from keras_seqmodels.zoo.registry import register_model
+
+        command = "seqmodels evaluate sst-treelstm " + " ".join(args.argv)
+        register_model(
+            NAME, args.model, task="SST fine-grained sentiment (root, 5 classes)",
+            metrics={f"{args.split}_{k}": v for k, v in metrics.items()
+                     if k.endswith("accuracy")},
+            data=f"Stanford Sentiment Treebank PTB trees, {args.split} split",
+            command=command, card="zoo/sst-treelstm/card.md",
+            extra=json.loads(args.extra) if args.extra else None,
+        )
+    return 0
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog=f"recipe {NAME}")
+    parser.add_argument("action", choices=["train", "evaluate"])
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--strategy", default="default")
+    parser.add_argument("--split", default="test", choices=["train", "dev", "test"])
+    parser.add_argument("--batch-size", type=int, default=25)
+    parser.add_argument("--embed-dim", type=int, default=200)
+    parser.add_argument("--units", type=int, default=150)
+    parser.add_argument("--dropout", type=float, default=0.5)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--limit", type=int, default=0, help="train on the first N trees")
+    parser.add_argument("--run-dir", default=RUN_DIR)
+    parser.add_argument("--model", default=None, help=".keras file (default: the zoo's)")
+    parser.add_argument("--register", action="store_true")
+    parser.add_argument("--extra", default=None, help="JSON of extra index fields")
+    args = parser.parse_args(argv)
+    args.argv = argv[1:]
+    return train(args) if args.action == "train" else evaluate(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
