@@ -143,6 +143,7 @@ class RecurrentCell(keras.layers.Layer, DropoutRNNCell):
         )
 
     def call(self, inputs, states, training=False):
+        validation.check_float_dtype(self.name, "inputs", inputs.dtype)
         if training and self.dropout > 0:
             inputs = inputs * self.get_dropout_mask(inputs)
         return self.step(self.project_inputs(inputs), states, training=training)

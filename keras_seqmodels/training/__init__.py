@@ -7,6 +7,12 @@ from keras_seqmodels.training.distribute_fixes import (
     clip_after_all_reduce,
     fix_multi_worker_fit,
 )
+from keras_seqmodels.training.fault_tolerance import (
+    AtomicBackupAndRestore,
+    AtomicModelCheckpoint,
+    atomic_save,
+    fault_tolerant_callbacks,
+)
 from keras_seqmodels.training.gradient_flow import (
     GradientFlowRegularizer,
     gradient_flow_terms,
@@ -18,6 +24,10 @@ from keras_seqmodels.training.scheduled_sampling import (
 )
 
 __all__ = [
+    "AtomicBackupAndRestore",
+    "AtomicModelCheckpoint",
+    "atomic_save",
+    "fault_tolerant_callbacks",
     "GradientFlowRegularizer",
     "NonFiniteGradientLogger",
     "NonFiniteGuard",
