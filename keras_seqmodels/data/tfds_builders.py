@@ -1,0 +1,126 @@
+"""TensorFlow Datasets builders that read the local copies of the zoo's data.
+
+Nothing is downloaded: each builder reads the files of a folder given as the
+TFDS *manual directory* (``../shared/data/<name>`` in a checkout) and writes
+the usual TFDS records into ``data_dir``. ``load_local`` wraps the
+build-then-load dance:
+
+    >>> from keras_seqmodels.data import load_local   # doctest: +SKIP
+    >>> ds = load_local("ud_english_ewt", "../shared/data/ud_english_ewt",
+    ...                 split="dev", data_dir="runs/tfds")  # doctest: +SKIP
+"""
+
+import os
+
+import tensorflow_datasets as tfds
+
+from keras_seqmodels.data.conllu import read_conllu
+
+UPOS_TAGS = (
+    "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM",
+    "PART", "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X",
+)  # fmt: skip
+
+
+class UdEnglishEwt(tfds.core.GeneratorBasedBuilder):
+    """UD English EWT (CoNLL-U), one example per sentence of syntactic words."""
+
+    VERSION = tfds.core.Version("2.16.0")
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        "Put en_ewt-ud-{train,dev,test}.conllu (UD English EWT r2.16) in the "
+        "manual directory, e.g. ../shared/data/ud_english_ewt."
+    )
+    FILES = {
+        "train": "en_ewt-ud-train.conllu",
+        "dev": "en_ewt-ud-dev.conllu",
+        "test": "en_ewt-ud-test.conllu",
+    }
+
+    def _info(self):
+        return self.dataset_info_from_configs(
+            features=tfds.features.FeaturesDict(
+                {
+                    "words": tfds.features.Sequence(tfds.features.Text()),
+                    "upos": tfds.features.Sequence(
+                        tfds.features.ClassLabel(names=UPOS_TAGS)
+                    ),
+                }
+            ),
+            supervised_keys=("words", "upos"),
+            homepage="https://universaldependencies.org/treebanks/en_ewt/",
+            license="CC BY-SA 4.0",
+        )
+
+    def _split_generators(self, dl_manager):
+        return {
+            split: self._generate_examples(os.path.join(dl_manager.manual_dir, name))
+            for split, name in self.FILES.items()
+            if os.path.isfile(os.path.join(dl_manager.manual_dir, name))
+        }
+
+    def _generate_examples(self, path):
+        for i, (words, tags) in enumerate(read_conllu(path)):
+            yield i, {"words": words, "upos": tags}
+
+
+class PtbText(tfds.core.GeneratorBasedBuilder):
+    """Mikolov's Penn Treebank LM text, one example per line (sentence)."""
+
+    VERSION = tfds.core.Version("1.0.0")
+    MANUAL_DOWNLOAD_INSTRUCTIONS = (
+        "Put ptb.{train,valid,test}.txt (Mikolov's preprocessing) in the "
+        "manual directory, e.g. ../shared/data/ptb."
+    )
+    FILES = {
+        "train": "ptb.train.txt",
+        "valid": "ptb.valid.txt",
+        "test": "ptb.test.txt",
+    }
+
+    def _info(self):
+        return self.dataset_info_from_configs(
+            features=tfds.features.FeaturesDict({"text": tfds.features.Text()}),
+            homepage="https://www.fit.vutbr.cz/~imikolov/rnnlm/",
+        )
+
+    def _split_generators(self, dl_manager):
+        return {
+            split: self._generate_examples(os.path.join(dl_manager.manual_dir, name))
+            for split, name in self.FILES.items()
+            if os.path.isfile(os.path.join(dl_manager.manual_dir, name))
+        }
+
+    def _generate_examples(self, path):
+        with open(path, encoding="utf-8") as f:
+            for i, line in enumerate(f):
+                yield i, {"text": line.strip()}
+
+
+BUILDERS = {"ud_english_ewt": UdEnglishEwt, "ptb_text": PtbText}
+
+
+def load_local(name, manual_dir, split, data_dir):
+    """Build (once) and load a split of one of the local builders.
+
+    Args:
+        name: ``"ud_english_ewt"`` or ``"ptb_text"``.
+        manual_dir: folder holding the original files.
+        split: a split name (``"train"``, ``"dev"``/``"valid"``, ``"test"``).
+        data_dir: where TFDS writes and reads its records.
+
+    Returns:
+        A ``tf.data.Dataset`` of feature dicts.
+
+    Raises:
+        FileNotFoundError: the manual directory does not exist.
+        KeyError: unknown builder name.
+    """
+    if name not in BUILDERS:
+        raise KeyError(f"load_local: unknown builder {name!r}. Known: {sorted(BUILDERS)}")
+    if not os.path.isdir(manual_dir):
+        raise FileNotFoundError(f"load_local: no such data directory: {manual_dir}")
+    builder = BUILDERS[name](data_dir=data_dir)
+    builder.download_and_prepare(
+        download_config=tfds.download.DownloadConfig(manual_dir=manual_dir)
+    )
+    return builder.as_dataset(split=split, shuffle_files=False)
