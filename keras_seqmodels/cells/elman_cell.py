@@ -46,7 +46,5 @@ class ElmanCell(RecurrentCell):
 
     def step(self, z, states, training=False):
         h = unpack_single_state(states)
-        h = elman_step(
-            z, self.drop_state(h, training), self.recurrent_kernel, self.activation
-        )
+        h = elman_step(z, self.drop_state(h, training), self.recurrent_kernel, self.activation)
         return h, [h]

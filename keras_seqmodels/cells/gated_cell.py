@@ -42,9 +42,7 @@ class GatedCell(RecurrentCell):
 
     num_blocks = 2
 
-    def __init__(
-        self, units, activation="tanh", recurrent_activation="sigmoid", **kwargs
-    ):
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", **kwargs):
         super().__init__(units, activation=activation, **kwargs)
         self.recurrent_activation = keras.activations.get(recurrent_activation)
 
@@ -61,9 +59,5 @@ class GatedCell(RecurrentCell):
         return s_new, [s_new]
 
     def get_config(self):
-        config = {
-            "recurrent_activation": keras.activations.serialize(
-                self.recurrent_activation
-            )
-        }
+        config = {"recurrent_activation": keras.activations.serialize(self.recurrent_activation)}
         return {**super().get_config(), **config}

@@ -114,13 +114,9 @@ class LSTMCell(RecurrentCell):
 
     def get_config(self):
         config = {
-            "recurrent_activation": keras.activations.serialize(
-                self.recurrent_activation
-            ),
+            "recurrent_activation": keras.activations.serialize(self.recurrent_activation),
             "unit_forget_bias": self.unit_forget_bias,
             "use_peepholes": self.use_peepholes,
-            "peephole_initializer": keras.initializers.serialize(
-                self.peephole_initializer
-            ),
+            "peephole_initializer": keras.initializers.serialize(self.peephole_initializer),
         }
         return {**super().get_config(), **config}

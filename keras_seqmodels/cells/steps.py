@@ -61,9 +61,7 @@ def lstm_step(
     return o * activation(c_new), c_new
 
 
-def gru_step(
-    z, h, recurrent_kernel, activation, recurrent_activation, h_dropped=None
-):
+def gru_step(z, h, recurrent_kernel, activation, recurrent_activation, h_dropped=None):
     """GRU step with the reset gate applied to h(t-1) before the matrix.
 
     u = σ(z_u + U_u h), r = σ(z_r + U_r h),
@@ -85,9 +83,7 @@ def gru_step(
     return u * h + (1.0 - u) * h_tilde
 
 
-def gated_step(
-    z, s, recurrent_kernel, activation, recurrent_activation, s_dropped=None
-):
+def gated_step(z, s, recurrent_kernel, activation, recurrent_activation, s_dropped=None):
     """Single-gate unit: s' = (1 - g) ⊙ s + g ⊙ f(W x + W' s + b).
 
     g = σ(z_g + U_g s) with ``z = [z_g, z_f]``, ``recurrent_kernel = [U_g, W']``;

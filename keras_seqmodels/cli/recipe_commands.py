@@ -12,7 +12,9 @@ def load_recipe(name):
     from keras_seqmodels import zoo
 
     path = zoo.recipe_path(name)
-    spec = importlib.util.spec_from_file_location(f"seqmodels_recipe_{name.replace('-', '_')}", path)
+    spec = importlib.util.spec_from_file_location(
+        f"seqmodels_recipe_{name.replace('-', '_')}", path
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -16,7 +16,9 @@ def _list(args):
         metrics = ", ".join(f"{k}={v}" for k, v in entry.get("metrics", {}).items())
         size = f"{entry.get('size_bytes', 0) / 1e6:.1f} MB"
         rows.append((name, entry.get("task", ""), metrics, size))
-    widths = [max(len(r[i]) for r in rows + [("name", "task", "test metrics", "size")]) for i in range(4)]
+    widths = [
+        max(len(r[i]) for r in rows + [("name", "task", "test metrics", "size")]) for i in range(4)
+    ]
     header = ("name", "task", "test metrics", "size")
     for row in [header] + rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())

@@ -1,16 +1,14 @@
 """The package's recurrent runner."""
 
 import keras
-from keras import backend, ops, tree
+from keras import ops, tree
 
 from keras_seqmodels._compat import DropoutRNNCell, backend_rnn
 from keras_seqmodels.utils import validation
 
 
 def _is_projected(cell):
-    return callable(getattr(cell, "project_inputs", None)) and callable(
-        getattr(cell, "step", None)
-    )
+    return callable(getattr(cell, "project_inputs", None)) and callable(getattr(cell, "step", None))
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
@@ -95,9 +93,7 @@ class Recurrent(keras.layers.Layer):
                 "keras.layers.StackedRNNCells or stack Recurrent layers. "
                 f"Received a {type(cell).__name__} of {len(cell)} cells"
             )
-        if not callable(getattr(cell, "call", None)) or not hasattr(
-            cell, "state_size"
-        ):
+        if not callable(getattr(cell, "call", None)) or not hasattr(cell, "state_size"):
             raise ValueError(
                 "Recurrent: `cell` must be a Keras layer with `call(inputs, "
                 f"states)` and a `state_size` property. Received: cell={cell!r}"
@@ -192,9 +188,7 @@ class Recurrent(keras.layers.Layer):
         else:
             sizes = self.cell.state_size
             sizes = list(sizes) if isinstance(sizes, (list, tuple)) else [sizes]
-            states = [
-                ops.zeros((batch_size, s), dtype=self.compute_dtype) for s in sizes
-            ]
+            states = [ops.zeros((batch_size, s), dtype=self.compute_dtype) for s in sizes]
         if not tree.is_nested(states):
             states = [states]
         return list(states)
@@ -214,8 +208,7 @@ class Recurrent(keras.layers.Layer):
         mshape = tuple(mask.shape)
         sshape = tuple(sequences.shape)
         if len(mshape) != 2 or any(
-            m is not None and s is not None and m != s
-            for m, s in zip(mshape, sshape[:2])
+            m is not None and s is not None and m != s for m, s in zip(mshape, sshape[:2])
         ):
             raise ValueError(
                 f"{self.name}: `mask` must have shape (batch, time) = "
@@ -239,8 +232,7 @@ class Recurrent(keras.layers.Layer):
         flat = tree.flatten(initial_state)
         received = [tuple(s.shape) for s in flat]
         matches = len(flat) == len(expected) and all(
-            len(r) == len(e)
-            and all(a is None or b is None or a == b for a, b in zip(r, e))
+            len(r) == len(e) and all(a is None or b is None or a == b for a, b in zip(r, e))
             for r, e in zip(received, expected)
         )
         if not matches:
@@ -342,9 +334,7 @@ class Recurrent(keras.layers.Layer):
                     lambda new, old: _select(m_t, new, old), new_states, core
                 )
                 kept = _select(m_t, output, previous)
-                emitted = (
-                    _select(m_t, output, ops.zeros_like(output)) if zero_output else kept
-                )
+                emitted = _select(m_t, output, ops.zeros_like(output)) if zero_output else kept
                 return emitted, new_states + [kept]
 
         last_output, outputs, states = backend_rnn(

@@ -77,9 +77,7 @@ def run_layer_test(
         "from_config(get_config()) changed the config"
     )
     blob = json.dumps(keras.saving.serialize_keras_object(layer))
-    clone = keras.saving.deserialize_keras_object(
-        json.loads(blob), custom_objects=custom_objects
-    )
+    clone = keras.saving.deserialize_keras_object(json.loads(blob), custom_objects=custom_objects)
     assert _strip_name(clone.get_config()) == _strip_name(config)
 
     # Symbolic and eager shapes.
@@ -96,9 +94,7 @@ def run_layer_test(
     if expected_output_shape is not None:
         assert tuple(_flat(eager_out)[0].shape) == tuple(expected_output_shape)
 
-    model = keras.Model(
-        sym_inputs if isinstance(input_data, list) else sym_inputs[0], sym_out
-    )
+    model = keras.Model(sym_inputs if isinstance(input_data, list) else sym_inputs[0], sym_out)
     reference = [ops.convert_to_numpy(t) for t in _flat(model(input_data))]
 
     # .keras save and load.
@@ -123,9 +119,7 @@ def run_layer_test(
     # Mixed precision.
     if run_mixed_precision:
         for policy in ("mixed_float16", "mixed_bfloat16"):
-            serialized = _set_policy(
-                keras.saving.serialize_keras_object(layer), policy
-            )
+            serialized = _set_policy(keras.saving.serialize_keras_object(layer), policy)
             mp_layer = keras.saving.deserialize_keras_object(
                 serialized, custom_objects=custom_objects
             )

@@ -10,8 +10,7 @@ from keras import backend
 def check_positive_int(layer_name, arg_name, value):
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(
-            f"{layer_name}: `{arg_name}` must be a positive integer. "
-            f"Received: {arg_name}={value!r}"
+            f"{layer_name}: `{arg_name}` must be a positive integer. Received: {arg_name}={value!r}"
         )
     return value
 
@@ -19,13 +18,11 @@ def check_positive_int(layer_name, arg_name, value):
 def check_rate(layer_name, arg_name, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(
-            f"{layer_name}: `{arg_name}` must be a float in [0, 1). "
-            f"Received: {arg_name}={value!r}"
+            f"{layer_name}: `{arg_name}` must be a float in [0, 1). Received: {arg_name}={value!r}"
         )
     if not 0.0 <= float(value) < 1.0:
         raise ValueError(
-            f"{layer_name}: `{arg_name}` must be a float in [0, 1). "
-            f"Received: {arg_name}={value!r}"
+            f"{layer_name}: `{arg_name}` must be a float in [0, 1). Received: {arg_name}={value!r}"
         )
     return float(value)
 

@@ -83,8 +83,7 @@ def verify_artifact(path, expected_sha256, name="model"):
         )
     if not zipfile.is_zipfile(path):
         raise ArtifactError(
-            f"keras_seqmodels.zoo: {path} is not a valid .keras archive "
-            "(truncated or corrupt)."
+            f"keras_seqmodels.zoo: {path} is not a valid .keras archive (truncated or corrupt)."
         )
 
 

@@ -37,9 +37,7 @@ def randomize(layer, seed=0):
 
 def make_layer(key, dtype=DTYPE, **kw):
     cell = CELLS[key](dtype=dtype, **kw)
-    return ks.layers.Recurrent(
-        cell, return_sequences=True, return_state=True, dtype=dtype
-    )
+    return ks.layers.Recurrent(cell, return_sequences=True, return_state=True, dtype=dtype)
 
 
 @pytest.mark.parametrize("key", list(CELLS))
@@ -93,9 +91,7 @@ def _golden_layer(cell):
     layer = ks.layers.Recurrent(cell, return_sequences=True, return_state=True)
     x = np.array([[[1.0], [2.0]]], "float32")
     out, *states = layer(x)
-    return ops.convert_to_numpy(out)[0, :, 0], [
-        ops.convert_to_numpy(s)[0, 0] for s in states
-    ]
+    return ops.convert_to_numpy(out)[0, :, 0], [ops.convert_to_numpy(s)[0, 0] for s in states]
 
 
 CONST = dict(
@@ -122,7 +118,7 @@ def test_golden_lstm_with_forget_bias_one():
     # Gates i, f, g, o. unit_forget_bias replaces the forget gate's bias by 1;
     # the other gates use the bias initializer (0.1).
     i1, f1, g1, o1 = sig(0.6), sig(0.5 + 1.0), math.tanh(0.6), sig(0.6)
-    c1 = i1 * g1
+    c1 = f1 * 0.0 + i1 * g1  # c(0) = 0
     h1 = o1 * math.tanh(c1)
     a = 1.0 + 0.1 - 0.25 * h1
     i2, f2, g2, o2 = sig(a), sig(1.0 + 1.0 - 0.25 * h1), math.tanh(a), sig(a)
@@ -174,15 +170,11 @@ def test_inside_keras_rnn_and_bidirectional(key):
     np.testing.assert_allclose(ops.convert_to_numpy(theirs(x)), out, atol=1e-6)
     bi = keras.layers.Bidirectional(keras.layers.RNN(CELLS[key](), return_sequences=True))
     assert tuple(bi(x).shape) == (2, 5, 10)
-    bi_ours = keras.layers.Bidirectional(
-        ks.layers.Recurrent(CELLS[key](), return_sequences=True)
-    )
+    bi_ours = keras.layers.Bidirectional(ks.layers.Recurrent(CELLS[key](), return_sequences=True))
     y = bi_ours(x)
     fwd = ops.convert_to_numpy(bi_ours.forward_layer(x))
     bwd = ops.convert_to_numpy(bi_ours.backward_layer(x))[:, ::-1]
-    np.testing.assert_allclose(
-        ops.convert_to_numpy(y), np.concatenate([fwd, bwd], -1), atol=1e-6
-    )
+    np.testing.assert_allclose(ops.convert_to_numpy(y), np.concatenate([fwd, bwd], -1), atol=1e-6)
 
 
 @pytest.mark.parametrize("key", list(CELLS))
@@ -192,9 +184,7 @@ def test_dropout_is_per_sequence_and_only_in_training(key):
         CELLS[key](dropout=0.5, recurrent_dropout=0.5, seed=1), return_sequences=True
     )
     inference = ops.convert_to_numpy(layer(x, training=False))
-    np.testing.assert_allclose(
-        inference, ops.convert_to_numpy(layer(x, training=False))
-    )
+    np.testing.assert_allclose(inference, ops.convert_to_numpy(layer(x, training=False)))
     train_a = ops.convert_to_numpy(layer(x, training=True))
     assert np.all(np.isfinite(train_a))
     assert not np.allclose(train_a, inference)

@@ -50,9 +50,7 @@ def test_precomputed_projection_equals_in_loop_projection():
     x = np.random.default_rng(1).standard_normal((3, 7, 5)).astype("float32")
     a = ks.layers.Recurrent(ks.cells.LSTMCell(6), return_sequences=True)
     a.build(x.shape)
-    b = ks.layers.Recurrent(
-        ks.cells.LSTMCell(6), return_sequences=True, precompute_inputs=True
-    )
+    b = ks.layers.Recurrent(ks.cells.LSTMCell(6), return_sequences=True, precompute_inputs=True)
     b.build(x.shape)
     b.set_weights(a.get_weights())
     np.testing.assert_allclose(np_(a(x)), np_(b(x)), atol=1e-6)
@@ -62,9 +60,7 @@ def test_fully_masked_rows_keep_initial_state():
     x = np.ones((2, 4, 3), "float32")
     mask = np.array([[True] * 4, [False] * 4])
     h0 = np.full((2, 5), 0.3, "float32")
-    layer = ks.layers.Recurrent(
-        ks.cells.ElmanCell(5), return_sequences=True, return_state=True
-    )
+    layer = ks.layers.Recurrent(ks.cells.ElmanCell(5), return_sequences=True, return_state=True)
     out, h = layer(x, initial_state=[h0], mask=mask)
     np.testing.assert_array_equal(np_(out)[1], 0.0)
     np.testing.assert_allclose(np_(h)[1], h0[1])
@@ -72,9 +68,7 @@ def test_fully_masked_rows_keep_initial_state():
 
 
 def test_zero_length_sequences_return_initial_state():
-    layer = ks.layers.Recurrent(
-        ks.cells.LSTMCell(4), return_sequences=True, return_state=True
-    )
+    layer = ks.layers.Recurrent(ks.cells.LSTMCell(4), return_sequences=True, return_state=True)
     h0 = np.full((2, 4), 0.5, "float32")
     c0 = np.full((2, 4), -0.5, "float32")
     out, h, c = layer(np.zeros((2, 0, 3), "float32"), initial_state=[h0, c0])
@@ -95,9 +89,7 @@ def test_initial_state_and_go_backwards():
     h0 = rng.standard_normal((2, 4)).astype("float32")
     fwd = ks.layers.Recurrent(ks.cells.ElmanCell(4), return_sequences=True)
     fwd.build(x.shape)
-    bwd = ks.layers.Recurrent(
-        ks.cells.ElmanCell(4), return_sequences=True, go_backwards=True
-    )
+    bwd = ks.layers.Recurrent(ks.cells.ElmanCell(4), return_sequences=True, go_backwards=True)
     bwd.build(x.shape)
     bwd.set_weights(fwd.get_weights())
     np.testing.assert_allclose(
@@ -105,9 +97,7 @@ def test_initial_state_and_go_backwards():
         np_(fwd(x[:, ::-1], initial_state=[h0])),
         atol=1e-6,
     )
-    ref, _ = run_reference(
-        "ElmanCell", x.astype("float64"), cell_weights(fwd.cell), states=[h0]
-    )
+    ref, _ = run_reference("ElmanCell", x.astype("float64"), cell_weights(fwd.cell), states=[h0])
     np.testing.assert_allclose(np_(fwd(x, initial_state=[h0])), ref, atol=1e-5)
 
 
@@ -117,16 +107,12 @@ def test_stateful_carry_over_equals_one_long_run(name):
     x = rng.standard_normal((2, 8, 3)).astype("float32")
     full = ks.layers.Recurrent(new_cell(name), return_sequences=True)
     full.build(x.shape)
-    stateful = ks.layers.Recurrent(
-        new_cell(name), return_sequences=True, stateful=True
-    )
+    stateful = ks.layers.Recurrent(new_cell(name), return_sequences=True, stateful=True)
     stateful.build(x.shape)
     stateful.cell.set_weights(full.cell.get_weights())
     first = np_(stateful(x[:, :5]))
     second = np_(stateful(x[:, 5:]))
-    np.testing.assert_allclose(
-        np.concatenate([first, second], 1), np_(full(x)), atol=1e-5
-    )
+    np.testing.assert_allclose(np.concatenate([first, second], 1), np_(full(x)), atol=1e-5)
     stateful.reset_states()
     np.testing.assert_allclose(np_(stateful(x[:, :5])), first, atol=1e-6)
 
@@ -182,9 +168,7 @@ def test_matrix_and_nested_states_with_mask():
     x = rng.standard_normal((3, 5, 2)).astype("float32")
     lengths = np.array([5, 2, 4])
     mask = np.arange(5)[None] < lengths[:, None]
-    layer = ks.layers.Recurrent(
-        OuterProductMemoryCell(2), return_sequences=True, return_state=True
-    )
+    layer = ks.layers.Recurrent(OuterProductMemoryCell(2), return_sequences=True, return_state=True)
     out, memory, count, total = layer(x, mask=mask)
     for b in range(3):
         m = np.zeros((2, 2))
@@ -193,7 +177,9 @@ def test_matrix_and_nested_states_with_mask():
         np.testing.assert_allclose(np_(memory)[b], m, atol=1e-5)
         np.testing.assert_allclose(np_(count)[b], [lengths[b]])
         np.testing.assert_allclose(np_(total)[b], [x[b, : lengths[b]].sum()], atol=1e-5)
-        np.testing.assert_allclose(np_(out)[b, lengths[b] - 1, :2], m @ x[b, lengths[b] - 1], atol=1e-5)
+        np.testing.assert_allclose(
+            np_(out)[b, lengths[b] - 1, :2], m @ x[b, lengths[b] - 1], atol=1e-5
+        )
     assert tuple(memory.shape) == (3, 2, 2)
 
 
