@@ -106,15 +106,24 @@ def main(argv=None):
     cells = args.cells.split(",")
     spans = [int(s) for s in args.spans.split(",")]
     results = []
+    if args.json and os.path.exists(args.json):
+        # Resume: keep the runs a killed invocation already finished.
+        with open(args.json) as f:
+            results = json.load(f)["results"]
+    done = {(r["cell"], r["span"], r["run"]) for r in results}
     for span in spans:
         for cell in cells:
             for run in range(args.runs):
+                if (cell, span, run) in done:
+                    continue
                 start = time.time()
                 mse = run_once(cell, span, run, args)
                 results.append(
                     dict(cell=cell, span=span, run=run, mse=mse, success=mse < args.threshold)
                 )
                 verdict = "success" if mse < args.threshold else "failure"
+                if args.json:
+                    _save(args, results)
                 print(
                     f"span {span:4d} {cell:8s} run {run}: test MSE {mse:.4f} "
                     f"({verdict}, {time.time() - start:.0f}s)",
@@ -123,6 +132,7 @@ def main(argv=None):
     print(f"\nshare of runs that succeed (test MSE < {args.threshold:g})")
     print("| cell | " + " | ".join(f"T={s}" for s in spans) + " |")
     print("|---|" + "---:|" * len(spans))
+    results = [r for r in results if r["cell"] in cells and r["span"] in spans]
     for cell in cells:
         shares = [
             np.mean([r["success"] for r in results if r["cell"] == cell and r["span"] == s])
@@ -131,10 +141,16 @@ def main(argv=None):
         print(f"| {cell} | " + " | ".join(f"{v:.2f}" for v in shares) + " |")
     plot(results, spans, cells, args.png)
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as f:
-            json.dump(dict(args=vars(args), results=results), f, indent=2)
+        _save(args, results)
     return results
+
+
+def _save(args, results):
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    tmp = args.json + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(dict(args=vars(args), results=results), f, indent=2)
+    os.replace(tmp, args.json)
 
 
 if __name__ == "__main__":
