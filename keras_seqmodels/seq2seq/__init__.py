@@ -1,8 +1,8 @@
 """Sequence to sequence: encoder-decoder with attention and in-graph decoding.
 
-String-level pieces (``Translator``, the tokenizer, the Multi30k builder)
-need TensorFlow and are imported from their modules:
-``keras_seqmodels.seq2seq.translator``, ``.text``, ``.multi30k``.
+``Translator`` (strings in, strings out) and the tokenizer in ``.text`` run
+on TensorFlow only (string tensors); importing them does not import it. The
+Multi30k TFDS builder is in ``keras_seqmodels.seq2seq.multi30k``.
 """
 
 from keras_seqmodels.seq2seq.attention_decoder import AttentionDecoder
@@ -18,6 +18,7 @@ from keras_seqmodels.seq2seq.masked_sparse_crossentropy import (
     MaskedSparseCrossentropy,
 )
 from keras_seqmodels.seq2seq.recurrent_encoder import RecurrentEncoder
+from keras_seqmodels.seq2seq.translator import Translator
 
 __all__ = [
     "AttentionDecoder",
@@ -25,6 +26,7 @@ __all__ = [
     "MaskedAccuracy",
     "MaskedSparseCrossentropy",
     "RecurrentEncoder",
+    "Translator",
     "beam_search",
     "greedy_decode",
     "length_penalty",
