@@ -1,0 +1,136 @@
+"""A reader of the bAbI question-answering tasks (Weston et al. 2015)."""
+
+import glob
+import os
+import re
+
+import numpy as np
+
+PAD, NIL, UNK = 0, 1, 2
+RESERVED = ["<pad>", "<nil>", "<unk>"]
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokenize(text):
+    """Lower-cased word tokens of a bAbI line (punctuation dropped)."""
+    return _TOKEN.findall(text.lower())
+
+
+def read_babi(path):
+    """Read one bAbI file into ``(story, question, answer)`` triples.
+
+    The story of a question is the list of the statements (not the earlier
+    questions) of its story that come before it, oldest first, each a list of
+    tokens; the answer is one token (list answers of tasks 8 and 19, e.g.
+    ``"n,s"``, stay one token, as in the MemN2N paper).
+
+    Args:
+        path: a ``qa*_{train,test}.txt`` file.
+
+    Returns:
+        A list of ``(story, question, answer)``.
+
+    Raises:
+        FileNotFoundError: with the path, if it does not exist.
+        ValueError: naming the file and line of a malformed row.
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"read_babi: no such file: {path}")
+    examples, story = [], []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            number, _, text = line.partition(" ")
+            if not number.isdigit():
+                raise ValueError(f"read_babi: {path}:{lineno}: no line number")
+            if int(number) == 1:
+                story = []
+            if "\t" in text:
+                parts = text.split("\t")
+                if len(parts) < 2:
+                    raise ValueError(f"read_babi: {path}:{lineno}: no answer")
+                answer = parts[1].strip().lower()
+                examples.append(([list(s) for s in story], tokenize(parts[0]), answer))
+            else:
+                story.append(tokenize(text))
+    return examples
+
+
+def task_files(data_dir, split):
+    """The 20 ``qa<k>_*_<split>.txt`` files of ``data_dir``, ordered by task."""
+    pattern = os.path.join(data_dir, f"qa*_*_{split}.txt")
+    files = glob.glob(pattern)
+    if not files:
+        raise FileNotFoundError(f"read_babi: no bAbI files match {pattern}")
+    return sorted(files, key=lambda p: int(re.match(r"qa(\d+)_", os.path.basename(p))[1]))
+
+
+def build_vocabulary(examples):
+    """Sorted word list (after the reserved ``<pad>``, ``<nil>``, ``<unk>``)."""
+    words = set()
+    for story, question, answer in examples:
+        for sentence in story:
+            words.update(sentence)
+        words.update(question)
+        words.add(answer)
+    return RESERVED + sorted(words - set(RESERVED))
+
+
+def vectorize(examples, vocabulary, memory_size, sentence_length, query_length):
+    """Integer arrays of a list of examples.
+
+    Memory slot 0 holds the most recent statement, slot 1 the one before, and
+    so on (the order of the temporal encoding); stories longer than
+    ``memory_size`` keep their most recent statements. Token 0 is padding.
+
+    Returns:
+        ``(stories, queries, answers)`` of shapes ``(n, memory_size,
+        sentence_length)``, ``(n, query_length)`` and ``(n,)``, int32.
+    """
+    index = {w: i for i, w in enumerate(vocabulary)}
+    n = len(examples)
+    stories = np.zeros((n, memory_size, sentence_length), "int32")
+    queries = np.zeros((n, query_length), "int32")
+    answers = np.zeros((n,), "int32")
+    for row, (story, question, answer) in enumerate(examples):
+        for slot, sentence in enumerate(reversed(story[-memory_size:])):
+            ids = [index.get(w, UNK) for w in sentence[:sentence_length]]
+            stories[row, slot, : len(ids)] = ids
+        ids = [index.get(w, UNK) for w in question[:query_length]]
+        queries[row, : len(ids)] = ids
+        answers[row] = index.get(answer, UNK)
+    return stories, queries, answers
+
+
+def insert_empty_memories(stories, rate, rng):
+    """Random noise of MemN2N training: insert empty memories into stories.
+
+    Each statement of each story is followed, with probability ``rate``, by
+    an empty memory (a slot holding only the ``<nil>`` token), which shifts
+    the older statements' temporal indices; stories then keep their
+    ``memory_size`` most recent slots. Vectorised over the whole batch.
+
+    Args:
+        stories: ``(n, memory_size, sentence_length)`` from ``vectorize``.
+        rate: fraction of empty memories to add (0.1 in the paper).
+        rng: a ``numpy.random.Generator``.
+    """
+    n, size, length = stories.shape
+    used = stories[:, :, 0] != PAD
+    # Empty memories before each statement (slot order is newest first).
+    extra = (rng.random((n, size)) < rate) & used
+    new_slot = np.arange(size)[None, :] + np.cumsum(extra, axis=1)
+    out = np.zeros_like(stories)
+    keep = used & (new_slot < size)
+    rows = np.broadcast_to(np.arange(n)[:, None], (n, size))
+    out[rows[keep], new_slot[keep]] = stories[keep]
+    # The inserted slots: every position up to the (possibly pushed-out)
+    # oldest statement that received no statement.
+    last = np.where(used, new_slot, -1).max(axis=1)
+    filled = np.zeros((n, size), bool)
+    filled[rows[keep], new_slot[keep]] = True
+    empty = (~filled) & (np.arange(size)[None, :] <= last[:, None])
+    out[empty, 0] = NIL
+    return out
