@@ -1,5 +1,6 @@
 """Readers of the standard data formats the zoo recipes use."""
 
+from keras_seqmodels.data.babi import read_babi
 from keras_seqmodels.data.conllu import read_conllu
 
 
@@ -10,4 +11,4 @@ def load_local(name, manual_dir, split, data_dir):
     return tfds_builders.load_local(name, manual_dir, split, data_dir)
 
 
-__all__ = ["load_local", "read_conllu"]
+__all__ = ["read_babi", "load_local", "read_conllu"]
