@@ -32,6 +32,7 @@ import shutil
 import tempfile
 
 import keras
+import numpy as np
 
 _TMP_PREFIX = ".tmp-"
 
@@ -196,7 +197,8 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     """``keras.callbacks.BackupAndRestore`` whose backups survive a kill.
 
     Each backup is a pair ``state-<n>.weights.h5`` (model and optimizer
-    variables) and ``state-<n>.json`` (the epoch it belongs to), each written
+    variables) and ``state-<n>.json`` (the epoch it belongs to and the
+    seed-generator states that ``save_weights`` leaves out), each written
     atomically, the JSON last: a backup counts only once its JSON exists, so
     a kill at any instant leaves the previous complete backup in charge. The
     last ``keep`` backups are kept; on restore, a backup that fails to load
@@ -238,6 +240,13 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     def _weights_of(self, number):
         return os.path.join(self.backup_dir, f"state-{number:09d}.weights.h5")
 
+    def _unsaved_variables(self):
+        # Model variables that ``save_weights`` leaves out: the states of the
+        # layers' seed generators (dropout masks). Without them a resumed run
+        # draws other masks than an uninterrupted one.
+        saved = {id(v) for v in self.model.weights}
+        return [v for v in self.model.variables if id(v) not in saved]
+
     def on_train_begin(self, logs=None):
         if not os.path.isdir(self.backup_dir):
             return
@@ -259,6 +268,8 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
             except (OSError, ValueError, KeyError) as err:
                 errors.append(f"{meta_path}: {err}")
                 continue
+            for var, value in zip(self._unsaved_variables(), meta.get("extra", [])):
+                var.assign(np.asarray(value, dtype=var.dtype))
             self.model._initial_epoch = meta["epoch"]
             self._current_epoch = meta["epoch"]
             self.restored_epoch = meta["epoch"]
@@ -275,7 +286,13 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
         number = states[0][0] + 1 if states else 0
         weights = self._weights_of(number)
         atomic_write(weights, lambda p: self.model.save_weights(p, overwrite=True))
-        meta = {"epoch": self._current_epoch, "batch": self._last_batch_seen}
+        meta = {
+            "epoch": self._current_epoch,
+            "batch": self._last_batch_seen,
+            "extra": [
+                np.asarray(v.numpy()).tolist() for v in self._unsaved_variables()
+            ],
+        }
         meta_path = os.path.join(self.backup_dir, f"state-{number:09d}.json")
 
         def write_meta(path):
