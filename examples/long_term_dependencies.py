@@ -28,6 +28,17 @@ CELLS = {
     "gated": lambda units: ks.cells.GatedCell(units),
     "gru": lambda units: ks.cells.GRUCell(units),
     "lstm": lambda units: ks.cells.LSTMCell(units),
+    # The chapter's other designs for long spans (issue 3).
+    "leaky": lambda units: ks.cells.LeakyCell(
+        units, alpha_mode="multiscale", timescales=[1, 4, 16, 64]
+    ),
+    "skip": lambda units: ks.cells.DelayedCell(units, delay=10),
+    "clockwork": lambda units: ks.cells.ClockworkCell(
+        units, periods=[1, 2, 4, 8, 16, 32, 64, 128]
+    ),
+    "esn_elman": lambda units: ks.cells.ElmanCell(
+        units, recurrent_initializer=ks.initializers.SpectralRadius(1.2, seed=0)
+    ),
 }
 
 

@@ -91,6 +91,7 @@ class GradientFlowRegularizer(keras.layers.Layer):
     """
 
     def __init__(self, cell, strength=1.0, epsilon=1e-8, **kwargs):
+        kwargs.setdefault("dtype", getattr(cell, "dtype_policy", None))
         super().__init__(**kwargs)
         if not hasattr(cell, "recurrent_kernel") and not callable(
             getattr(cell, "project_inputs", None)

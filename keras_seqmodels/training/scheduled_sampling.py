@@ -30,7 +30,8 @@ def teacher_forcing_probability(schedule, step, k=1.0, c=0.01, minimum=0.0):
         eps = k**step
     elif schedule == "inverse_sigmoid":
         # k / (k + e^{i/k}) written to avoid overflowing exp for large i.
-        eps = 1.0 / (1.0 + math.exp(step / k - math.log(k)))
+        exponent = step / k - math.log(k)
+        eps = 0.0 if exponent > 700 else 1.0 / (1.0 + math.exp(exponent))
     else:
         raise ValueError(
             f"teacher_forcing_probability: `schedule` must be one of "
