@@ -47,7 +47,11 @@ class RecursiveLayer(keras.layers.Layer):
 
     def _check_shapes(self, input_shape):
         name = type(self).__name__
-        if not isinstance(input_shape, (list, tuple)) or len(input_shape) != 3:
+        if (
+            not isinstance(input_shape, (list, tuple))
+            or len(input_shape) != 3
+            or not all(isinstance(s, (list, tuple)) for s in input_shape)
+        ):
             raise ValueError(
                 f"{name}: expected inputs [x, children, levels]. "
                 f"Received {input_shape!r}"

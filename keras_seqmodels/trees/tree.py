@@ -83,13 +83,17 @@ class Tree:
         return out
 
     def to_string(self):
-        """The tree in bracket notation, ``(label child ...)``."""
+        """The tree in bracket notation, ``(label child ...)``; an unlabelled
+        leaf is its bare token. With labels on every node (SST) the result
+        parses back with ``parse_ptb`` to the same tree."""
         parts = []
 
         def emit(node):
             label = self.labels[node]
             head = "(" if label is None else f"({label} "
             if not self.children[node]:
+                if label is None:
+                    return str(self.tokens[node])
                 return f"{head}{self.tokens[node]})"
             return head + " ".join(emit(k) for k in self.children[node]) + ")"
 

@@ -55,7 +55,7 @@ def build_vocabulary(trees, min_count=2):
     return [""] + sorted(w for w, c in counts.items() if c >= min_count)
 
 
-def build_model(words, embed_dim=200, units=150, dropout=0.5, num_classes=5):
+def build_model(words, embed_dim=100, units=120, dropout=0.5, num_classes=5):
     import keras
 
     from keras_seqmodels.layers import TreeLSTM
@@ -131,12 +131,20 @@ def train(args):
                 json.dump(state, f, indent=1)
             print(f"epoch {epoch + 1}: dev {m}", flush=True)
 
+    class Progress(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch % 50 == 0:
+                print(f"  batch {batch} loss {float((logs or {}).get('loss', np.nan)):.4f}"
+                      f" {time.time() - start:.0f} s", flush=True)
+
     start = time.time()
     model.fit(
         ds, epochs=args.epochs, verbose=2,
         callbacks=[
-            keras.callbacks.BackupAndRestore(os.path.join(args.run_dir, "backup")),
+            keras.callbacks.BackupAndRestore(os.path.join(args.run_dir, "backup"),
+                                             save_freq=50),
             DevSelection(),
+            Progress(),
         ],
     )
     print(f"trained in {time.time() - start:.0f} s; best model {best_path}")
@@ -184,8 +192,8 @@ def main(argv=None):
     parser.add_argument("--strategy", default="default")
     parser.add_argument("--split", default="test", choices=["train", "dev", "test"])
     parser.add_argument("--batch-size", type=int, default=25)
-    parser.add_argument("--embed-dim", type=int, default=200)
-    parser.add_argument("--units", type=int, default=150)
+    parser.add_argument("--embed-dim", type=int, default=100)
+    parser.add_argument("--units", type=int, default=120)
     parser.add_argument("--dropout", type=float, default=0.5)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=1)
