@@ -1,0 +1,136 @@
+"""MemoryNetwork (MemN2N) against the paper's equations in NumPy."""
+
+import keras
+import numpy as np
+import pytest
+import reference_memory as ref
+from keras import ops
+
+import keras_seqmodels as ks
+from keras_seqmodels.memory.memory_network import position_encoding
+from keras_seqmodels.testing import compute_gradients, run_layer_test
+
+F64 = keras.backend.backend() == "tensorflow"
+DTYPE = "float64" if F64 else "float32"
+ATOL = 1e-9 if F64 else 1e-4
+V, D, S, HOPS = 12, 6, 5, 3
+
+
+def make(**kw):
+    return ks.memory.MemoryNetwork(V, D, S, hops=HOPS, return_attention=True, dtype=DTYPE, **kw)
+
+
+def inputs(seed=0, slots=S):
+    rng = np.random.default_rng(seed)
+    stories = rng.integers(1, V, (3, slots, 4))
+    lengths = rng.integers(0, 5, (3, slots))  # words per sentence, 0 = empty slot
+    stories = np.where(np.arange(4)[None, None, :] < lengths[..., None], stories, 0)
+    stories[:, 0, 0] = np.maximum(stories[:, 0, 0], 1)  # at least one memory
+    queries = rng.integers(1, V, (3, 3))
+    queries[:, 2] = 0
+    return stories.astype("int32"), queries.astype("int32")
+
+
+def randomize(layer, seed=1):
+    rng = np.random.default_rng(seed)
+    for v in layer.trainable_weights:
+        v.assign(rng.normal(0, 0.5, v.shape).astype(v.dtype))
+
+
+def test_forward_matches_numpy():
+    stories, queries = inputs()
+    layer = make()
+    layer([stories, queries])
+    randomize(layer)
+    logits, attention = layer([stories, queries])
+    emb = ops.convert_to_numpy(layer.embeddings)
+    temporal = ops.convert_to_numpy(layer.temporal_embeddings)
+    ref_logits, ref_att = ref.memn2n_forward(stories, queries, emb, temporal, HOPS)
+    np.testing.assert_allclose(ops.convert_to_numpy(logits), ref_logits, atol=ATOL)
+    np.testing.assert_allclose(ops.convert_to_numpy(attention), ref_att, atol=ATOL)
+    att = ops.convert_to_numpy(attention)
+    np.testing.assert_allclose(att.sum(-1), 1.0, atol=1e-6)
+    empty = ~(stories != 0).any(-1)
+    assert np.all(att[np.broadcast_to(empty[:, None], att.shape)] == 0)
+
+
+def test_linear_start_removes_the_hop_softmax():
+    stories, queries = inputs(2)
+    layer = make(linear_start=True)
+    layer([stories, queries])
+    randomize(layer, 3)
+    emb = ops.convert_to_numpy(layer.embeddings)
+    temporal = ops.convert_to_numpy(layer.temporal_embeddings)
+    logits, _ = layer([stories, queries])
+    expected, _ = ref.memn2n_forward(stories, queries, emb, temporal, HOPS, softmax_on=False)
+    np.testing.assert_allclose(ops.convert_to_numpy(logits), expected, atol=ATOL)
+    layer.enable_softmax()
+    logits, _ = layer([stories, queries])
+    expected, _ = ref.memn2n_forward(stories, queries, emb, temporal, HOPS)
+    np.testing.assert_allclose(ops.convert_to_numpy(logits), expected, atol=ATOL)
+
+
+def test_position_encoding_formula_by_hand():
+    # J = 2 words, d = 2: l_kj = (1 - j/2) - (k/2)(1 - j).
+    # j = 1: 0.5 - (k/2) 0 = 0.5; j = 2: 0 - (k/2)(-1) = k/2; padding: 0.
+    got = ops.convert_to_numpy(position_encoding(np.array([[1, 1, 0]]), 2))
+    expected = [[[0.5, 0.5], [0.5, 1.0], [0.0, 0.0]]]
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+
+
+def test_fewer_slots_equal_empty_slots():
+    stories, queries = inputs(4)
+    stories[:, 3:] = 0
+    layer = make()
+    layer([stories, queries])
+    randomize(layer, 5)
+    full, _ = layer([stories, queries])
+    cut, _ = layer([stories[:, :3], queries])
+    np.testing.assert_allclose(ops.convert_to_numpy(cut), ops.convert_to_numpy(full), atol=ATOL)
+
+
+def test_gradients_match_finite_differences():
+    stories, queries = inputs(6)
+    layer = make()
+    layer([stories, queries])
+    randomize(layer, 7)
+    proj = np.random.default_rng(8).standard_normal((3, V))
+    emb = ops.convert_to_numpy(layer.embeddings).astype("float64")
+    temporal = ops.convert_to_numpy(layer.temporal_embeddings).astype("float64")
+
+    def loss():
+        return ops.sum(layer([stories, queries])[0] * ops.convert_to_tensor(proj.astype(DTYPE)))
+
+    g_emb, g_temp = compute_gradients(loss, [layer.embeddings, layer.temporal_embeddings])
+    rng = np.random.default_rng(9)
+    eps = 1e-6
+    for grad, base, which in ((g_emb, emb, 0), (g_temp, temporal, 1)):
+        used = np.unique(np.concatenate([stories.ravel(), queries.ravel()]))
+        for _ in range(6):
+            idx = (rng.integers(HOPS + 1), rng.choice(used[used > 0]) if which == 0
+                   else rng.integers(S), rng.integers(D))
+            vals = []
+            for sign in (1, -1):
+                e, t = emb.copy(), temporal.copy()
+                (e if which == 0 else t)[idx] += sign * eps
+                vals.append((ref.memn2n_forward(stories, queries, e, t, HOPS)[0] * proj).sum())
+            numeric = (vals[0] - vals[1]) / (2 * eps)
+            np.testing.assert_allclose(grad[idx], numeric, atol=1e-6 if F64 else 1e-3,
+                                       rtol=1e-5 if F64 else 1e-3)
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="hops"):
+        ks.memory.MemoryNetwork(10, 4, 5, hops=0)
+    layer = ks.memory.MemoryNetwork(10, 4, 5)
+    with pytest.raises(ValueError, match="at most memory_size"):
+        layer([np.ones((1, 6, 3), "int32"), np.ones((1, 2), "int32")])
+
+
+def test_layer_contract():
+    stories, queries = inputs(10)
+    run_layer_test(
+        lambda: ks.memory.MemoryNetwork(V, D, S, hops=2),
+        [stories, queries],
+        expected_output_shape=(3, V),
+    )
