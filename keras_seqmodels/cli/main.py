@@ -12,6 +12,8 @@ import sys
 COMMAND_MODULES = [
     "keras_seqmodels.cli.zoo_commands",
     "keras_seqmodels.cli.recipe_commands",
+    "keras_seqmodels.cli.tag_commands",
+    "keras_seqmodels.cli.generate_commands",
 ]
 
 

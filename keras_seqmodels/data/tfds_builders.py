@@ -41,9 +41,7 @@ class UdEnglishEwt(tfds.core.GeneratorBasedBuilder):
             features=tfds.features.FeaturesDict(
                 {
                     "words": tfds.features.Sequence(tfds.features.Text()),
-                    "upos": tfds.features.Sequence(
-                        tfds.features.ClassLabel(names=UPOS_TAGS)
-                    ),
+                    "upos": tfds.features.Sequence(tfds.features.ClassLabel(names=UPOS_TAGS)),
                 }
             ),
             supervised_keys=("words", "upos"),

@@ -57,22 +57,21 @@ class CharacterEncoder(keras.layers.Layer):
         )
         self.units = validation.check_positive_int(self.name, "units", units)
         self.embedding = keras.layers.Embedding(
-            num_chars, embedding_dim, mask_zero=True, name="char_embedding",
+            num_chars,
+            embedding_dim,
+            mask_zero=True,
+            name="char_embedding",
             dtype=self.dtype_policy,
         )
         # Keras's LSTM layer: on TensorFlow it keeps the cuDNN/fused path
         # where one exists, which our generic runner does not.
-        self.forward = keras.layers.LSTM(
-            units, name="forward", dtype=self.dtype_policy
-        )
+        self.forward = keras.layers.LSTM(units, name="forward", dtype=self.dtype_policy)
         self.backward = keras.layers.LSTM(
             units, go_backwards=True, name="backward", dtype=self.dtype_policy
         )
 
     def build(self, char_ids_shape):
-        validation.check_rank(
-            self.name, "char_ids", char_ids_shape, 3, "(batch, words, chars)"
-        )
+        validation.check_rank(self.name, "char_ids", char_ids_shape, 3, "(batch, words, chars)")
         self.embedding.build((None, char_ids_shape[-1]))
         shape = (None, char_ids_shape[-1], self.embedding_dim)
         self.forward.build(shape)
@@ -84,9 +83,7 @@ class CharacterEncoder(keras.layers.Layer):
         flat = ops.reshape(char_ids, (-1, shape[2]))
         mask = ops.not_equal(flat, 0)
         x = self.embedding(flat)
-        h = ops.concatenate(
-            [self.forward(x, mask=mask), self.backward(x, mask=mask)], axis=-1
-        )
+        h = ops.concatenate([self.forward(x, mask=mask), self.backward(x, mask=mask)], axis=-1)
         return ops.reshape(h, (shape[0], shape[1], 2 * self.units))
 
     def compute_mask(self, char_ids, mask=None):

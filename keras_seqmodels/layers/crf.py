@@ -38,9 +38,7 @@ def crf_log_norm(potentials, mask, transitions, start, end):
     """
     mask, first = _prepare(potentials, mask)
     dtype = potentials.dtype
-    inputs = ops.concatenate(
-        [potentials, ops.expand_dims(ops.cast(first, dtype), -1)], axis=-1
-    )
+    inputs = ops.concatenate([potentials, ops.expand_dims(ops.cast(first, dtype), -1)], axis=-1)
     trans = ops.expand_dims(ops.cast(transitions, dtype), 0)
     start = ops.cast(start, dtype)
 
@@ -53,7 +51,11 @@ def crf_log_norm(potentials, mask, transitions, start, end):
 
     init = ops.zeros_like(potentials[:, 0, :])
     _, _, states = backend_rnn(
-        step, inputs, [init], mask=mask, zero_output_for_mask=True,
+        step,
+        inputs,
+        [init],
+        mask=mask,
+        zero_output_for_mask=True,
         return_all_outputs=False,
     )
     log_z = ops.logsumexp(states[0] + ops.cast(end, dtype), axis=-1)
@@ -79,21 +81,20 @@ def crf_sequence_score(potentials, tags, mask, transitions, start, end):
     lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
     nonempty = ops.cast(lengths > 0, dtype)
     first_tag = tags[:, 0]
-    last_tag = ops.take_along_axis(
-        tags, ops.expand_dims(ops.maximum(lengths - 1, 0), -1), axis=1
-    )[:, 0]
+    last_tag = ops.take_along_axis(tags, ops.expand_dims(ops.maximum(lengths - 1, 0), -1), axis=1)[
+        :, 0
+    ]
     score = score + nonempty * (
-        ops.take(ops.cast(start, dtype), first_tag)
-        + ops.take(ops.cast(end, dtype), last_tag)
+        ops.take(ops.cast(start, dtype), first_tag) + ops.take(ops.cast(end, dtype), last_tag)
     )
     return score
 
 
 def crf_log_likelihood(potentials, tags, mask, transitions, start, end):
     """log p(tags | potentials) = score(tags) - log Z, ``(batch,)``."""
-    return crf_sequence_score(
-        potentials, tags, mask, transitions, start, end
-    ) - crf_log_norm(potentials, mask, transitions, start, end)
+    return crf_sequence_score(potentials, tags, mask, transitions, start, end) - crf_log_norm(
+        potentials, mask, transitions, start, end
+    )
 
 
 def crf_decode(potentials, mask, transitions, start, end):
@@ -110,9 +111,7 @@ def crf_decode(potentials, mask, transitions, start, end):
     mask, first = _prepare(potentials, mask)
     dtype = potentials.dtype
     num_tags = ops.shape(potentials)[-1]
-    inputs = ops.concatenate(
-        [potentials, ops.expand_dims(ops.cast(first, dtype), -1)], axis=-1
-    )
+    inputs = ops.concatenate([potentials, ops.expand_dims(ops.cast(first, dtype), -1)], axis=-1)
     trans = ops.expand_dims(ops.cast(transitions, dtype), 0)
     start = ops.cast(start, dtype)
     identity = ops.arange(num_tags, dtype="int32")
@@ -128,7 +127,11 @@ def crf_decode(potentials, mask, transitions, start, end):
 
     init = ops.zeros_like(potentials[:, 0, :])
     _, pointers, states = backend_rnn(
-        step, inputs, [init], mask=mask, zero_output_for_mask=True,
+        step,
+        inputs,
+        [init],
+        mask=mask,
+        zero_output_for_mask=True,
         return_all_outputs=True,
     )
     pointers = ops.cast(pointers, "int32")
@@ -221,7 +224,9 @@ class CRF(keras.layers.Layer):
         k = self.num_tags
         init = self.transitions_initializer
         self.transitions = self.add_weight(shape=(k, k), initializer=init, name="transitions")
-        self.start_transitions = self.add_weight(shape=(k,), initializer=init, name="start_transitions")
+        self.start_transitions = self.add_weight(
+            shape=(k,), initializer=init, name="start_transitions"
+        )
         self.end_transitions = self.add_weight(shape=(k,), initializer=init, name="end_transitions")
 
     def _params(self):
@@ -258,7 +263,5 @@ class CRF(keras.layers.Layer):
         return {
             **super().get_config(),
             "num_tags": self.num_tags,
-            "transitions_initializer": keras.initializers.serialize(
-                self.transitions_initializer
-            ),
+            "transitions_initializer": keras.initializers.serialize(self.transitions_initializer),
         }

@@ -50,12 +50,13 @@ class SentenceVectorizer(keras.layers.Layer):
         Keras ``TextVectorization`` and ``StringLookup``.
     """
 
-    def __init__(
-        self, word_vocabulary, char_vocabulary, max_chars=20, lowercase=True, **kwargs
-    ):
+    def __init__(self, word_vocabulary, char_vocabulary, max_chars=20, lowercase=True, **kwargs):
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
-        for arg, vocab in (("word_vocabulary", word_vocabulary), ("char_vocabulary", char_vocabulary)):
+        for arg, vocab in (
+            ("word_vocabulary", word_vocabulary),
+            ("char_vocabulary", char_vocabulary),
+        ):
             if isinstance(vocab, str) or not all(isinstance(v, str) and v for v in vocab):
                 raise ValueError(
                     f"{self.name}: `{arg}` must be a list of non-empty strings. "
@@ -83,7 +84,11 @@ class SentenceVectorizer(keras.layers.Layer):
                 f"(batch,). Received shape {sentences.shape}"
             )
         words = tf.strings.split(sentences)
-        keys = tf.strings.lower(words.flat_values, encoding="utf-8") if self.lowercase else words.flat_values
+        keys = (
+            tf.strings.lower(words.flat_values, encoding="utf-8")
+            if self.lowercase
+            else words.flat_values
+        )
         word_ids = words.with_flat_values(tf.cast(self.word_lookup(keys), tf.int32))
         chars = tf.strings.unicode_split(words.flat_values, "UTF-8")[:, : self.max_chars]
         char_ids = chars.with_flat_values(tf.cast(self.char_lookup(chars.flat_values), tf.int32))

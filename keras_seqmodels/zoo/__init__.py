@@ -8,6 +8,7 @@
 from keras_seqmodels.zoo.api import (
     ArtifactError,
     artifact_path,
+    asset_path,
     info,
     list_models,
     load,
@@ -18,6 +19,7 @@ from keras_seqmodels.zoo.registry import register_model
 __all__ = [
     "ArtifactError",
     "artifact_path",
+    "asset_path",
     "info",
     "list_models",
     "load",

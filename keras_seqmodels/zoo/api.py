@@ -41,13 +41,47 @@ def _entry(name):
 
 
 def info(name):
-    """The model card as data: task, data, metrics, size, command, artifact."""
-    return dict(_entry(name), name=name)
+    """The model card as data.
+
+    Returns a dict with ``name``, ``task``, ``data`` (data set and split),
+    ``metrics`` (test-set figures), ``command`` (the one that measured them),
+    ``card`` (path of the card in a checkout), ``artifact``, ``sha256``,
+    ``size_bytes``, ``assets`` (files shipped beside the model, e.g. a
+    vocabulary) and any recipe-specific fields (training time, machine).
+    """
+    entry = dict(_entry(name), name=name)
+    entry.setdefault("assets", {})
+    return entry
 
 
 def artifact_path(name):
     """Path of a model's artifact inside the installed package."""
     return os.path.join(ARTIFACT_DIR, _entry(name)["artifact"])
+
+
+def asset_path(name, key):
+    """Path of a file shipped beside a model (e.g. ``"vocabulary"``), checked.
+
+    Raises:
+        KeyError: unknown model or asset (the message lists the known ones).
+        ArtifactError: missing or modified file.
+    """
+    assets = _entry(name).get("assets", {})
+    if key not in assets:
+        known = ", ".join(sorted(assets)) or "(none)"
+        raise KeyError(
+            f"keras_seqmodels.zoo: model {name!r} has no asset {key!r}. Its assets: {known}"
+        )
+    path = os.path.join(ARTIFACT_DIR, assets[key]["file"])
+    if not os.path.isfile(path):
+        raise ArtifactError(f"keras_seqmodels.zoo: asset {key!r} of {name!r} not found at {path}")
+    actual = sha256_of(path)
+    if actual != assets[key]["sha256"]:
+        raise ArtifactError(
+            f"keras_seqmodels.zoo: refusing asset {key!r} of {name!r}: the SHA-256 of "
+            f"{path} is {actual}, but the zoo index records {assets[key]['sha256']}."
+        )
+    return path
 
 
 def recipe_path(name):

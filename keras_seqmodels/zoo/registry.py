@@ -18,7 +18,7 @@ def _atomic_write_text(path, text):
     os.replace(tmp, path)
 
 
-def register_model(name, artifact, task, metrics, data, command, card, extra=None):
+def register_model(name, artifact, task, metrics, data, command, card, extra=None, assets=None):
     """Copy ``artifact`` into the package and record it in the zoo index.
 
     The copy and the index update are atomic (write to a temporary file, then
@@ -33,6 +33,9 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
         command: the exact command that measured the metrics.
         card: path of the card, relative to the repository root.
         extra: optional dict of further fields (training time, machine, ...).
+        assets: optional dict ``{key: path}`` of files shipped beside the
+            model (a vocabulary); copied as ``<name>.<basename>`` and recorded
+            with their SHA-256 (read back with ``zoo.asset_path``).
     """
     os.makedirs(ARTIFACT_DIR, exist_ok=True)
     filename = f"{name}.keras"
@@ -41,6 +44,15 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
     shutil.copyfile(artifact, tmp)
     os.replace(tmp, os.path.join(ARTIFACT_DIR, filename))
     path = os.path.join(ARTIFACT_DIR, filename)
+    recorded_assets = {}
+    for key, source in (assets or {}).items():
+        asset_name = f"{name}.{os.path.basename(source)}"
+        fd, tmp = tempfile.mkstemp(dir=ARTIFACT_DIR, prefix=".tmp-")
+        os.close(fd)
+        shutil.copyfile(source, tmp)
+        target = os.path.join(ARTIFACT_DIR, asset_name)
+        os.replace(tmp, target)
+        recorded_assets[key] = {"file": asset_name, "sha256": sha256_of(target)}
     with open(INDEX_PATH, encoding="utf-8") as f:
         index = json.load(f)
     index[name] = dict(
@@ -52,6 +64,7 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
         data=data,
         command=command,
         card=card,
+        assets=recorded_assets,
         **(extra or {}),
     )
     _atomic_write_text(INDEX_PATH, json.dumps(index, indent=2, sort_keys=True) + "\n")

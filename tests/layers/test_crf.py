@@ -46,9 +46,7 @@ def make_crf(num_tags=3, seed=0):
 def data(seed=1):
     rng = np.random.default_rng(seed)
     x = rng.normal(0, 1.5, (4, 5, 3)).astype(DTYPE)
-    mask = np.array(
-        [[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0]], bool
-    )
+    mask = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0]], bool)
     tags = rng.integers(0, 3, (4, 5))
     return x, mask, tags
 
@@ -134,9 +132,7 @@ def test_training_loss_is_negative_log_likelihood_and_fits():
     out = crf(x, tags=tags, mask=mask)
     assert tuple(out.shape) == (4, 5)
     expected = -np.mean(ops.convert_to_numpy(crf.log_likelihood(x, tags, mask)))
-    np.testing.assert_allclose(
-        ops.convert_to_numpy(crf.losses[-1]), expected, rtol=1e-5
-    )
+    np.testing.assert_allclose(ops.convert_to_numpy(crf.losses[-1]), expected, rtol=1e-5)
     # A model whose only loss is the CRF's trains with loss=None, and learns
     # to reproduce fixed targets.
     rng = np.random.default_rng(0)

@@ -1,0 +1,293 @@
+"""ptb-lstm: 2-layer word-level LSTM language model on the Penn Treebank.
+
+    seqmodels train ptb-lstm [--data-dir D] [--epochs N] [--units 200]
+    seqmodels evaluate ptb-lstm [--data-dir D] [--split valid|test] [--model PATH]
+
+Truncated back-propagation through time over one continuous token stream:
+the stream is cut into ``batch`` rows and read ``bptt`` tokens at a time by
+stateful LSTMs, so each batch continues the previous one. Dropout on the
+non-recurrent connections (Zaremba et al. 2014); gradient-norm clipping by
+the Keras optimizer (``global_clipnorm``). Model selection and learning-rate
+decay on valid; the test split is scored once, for the card.
+
+The data goes through the local TFDS builder
+(``keras_seqmodels.data.tfds_builders.PtbText``) and ``tf.data``. The
+vocabulary is saved beside the model (``ptb-lstm.vocab.txt``).
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+NAME = "ptb-lstm"
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
+EOS = "<eos>"
+
+
+def resolve_data_dir(path):
+    """Accept the shared data root or the ``ptb`` folder itself."""
+    if path is None:
+        path = DEFAULT_DATA
+    for candidate in (path, os.path.join(path, "ptb")):
+        if os.path.isfile(os.path.join(candidate, "ptb.train.txt")):
+            return candidate
+    raise FileNotFoundError(f"{NAME}: no ptb.train.txt in {path} or {path}/ptb; pass --data-dir")
+
+
+def load_lines(data_dir, split, tfds_dir):
+    from keras_seqmodels.data.tfds_builders import load_local
+
+    ds = load_local("ptb_text", data_dir, split, tfds_dir)
+    return [ex["text"].decode("utf-8") for ex in ds.as_numpy_iterator()]
+
+
+def tokens(lines):
+    """The continuous stream: each line's words followed by <eos>."""
+    out = []
+    for line in lines:
+        out.extend(line.split())
+        out.append(EOS)
+    return out
+
+
+def build_vocabulary(train_tokens):
+    counts = {}
+    for w in train_tokens:
+        counts[w] = counts.get(w, 0) + 1
+    return sorted(counts, key=lambda w: (-counts[w], w))
+
+
+def to_ids(words, vocab):
+    index = {w: i for i, w in enumerate(vocab)}
+    unk = index.get("<unk>")
+    return np.array([index.get(w, unk) for w in words], dtype="int32")
+
+
+def stream_batches(ids, batch, bptt):
+    """(inputs, targets) arrays of shape (steps, batch, bptt) for TBPTT."""
+    rows = (len(ids) - 1) // batch
+    x = ids[: rows * batch].reshape(batch, rows)
+    y = ids[1 : rows * batch + 1].reshape(batch, rows)
+    steps = rows // bptt
+    x = x[:, : steps * bptt].reshape(batch, steps, bptt).transpose(1, 0, 2)
+    y = y[:, : steps * bptt].reshape(batch, steps, bptt).transpose(1, 0, 2)
+    return x, y
+
+
+def build_model(vocab_size, units=200, layers=2, dropout=0.25, batch=None, bptt=None,
+                stateful=False, unroll=False):  # fmt: skip
+    """Embedding → (Dropout → LSTM) × layers → Dropout → Dense(vocab) logits."""
+    import keras
+
+    init = keras.initializers.RandomUniform(-0.1, 0.1, seed=1)
+    ids = keras.Input(batch_shape=(batch, bptt), dtype="int32", name="ids")
+    x = keras.layers.Embedding(vocab_size, units, embeddings_initializer=init,
+                               name="embedding")(ids)  # fmt: skip
+    for i in range(layers):
+        x = keras.layers.Dropout(dropout)(x)
+        x = keras.layers.LSTM(units, return_sequences=True, stateful=stateful,
+                              unroll=unroll, name=f"lstm_{i}")(x)  # fmt: skip
+    x = keras.layers.Dropout(dropout)(x)
+    logits = keras.layers.Dense(vocab_size, name="logits")(x)
+    return keras.Model(ids, logits, name="ptb_lstm")
+
+
+def reset_states(model):
+    for layer in model.layers:
+        if getattr(layer, "stateful", False):
+            layer.reset_state()
+
+
+def perplexity(model, ids, units, layers, batch=10, bptt=100):
+    """Exact stream perplexity with a stateful copy of ``model``.
+
+    Every token of the stream is predicted from all tokens before it in its
+    row (``batch`` rows), except the first token of each row.
+    """
+    evaluator = build_model(model.get_layer("logits").units, units, layers, 0.0,
+                            batch=batch, stateful=True)  # fmt: skip
+    evaluator.set_weights(model.get_weights())
+    reset_states(evaluator)
+    rows = (len(ids) - 1) // batch
+    x = ids[: rows * batch].reshape(batch, rows)
+    y = ids[1 : rows * batch + 1].reshape(batch, rows)
+
+    total, count = 0.0, 0
+    for start in range(0, rows, bptt):
+        logits = np.asarray(evaluator.predict_on_batch(x[:, start : start + bptt]), "float64")
+        target = y[:, start : start + bptt]
+        logits -= logits.max(-1, keepdims=True)
+        log_z = np.log(np.exp(logits).sum(-1))
+        picked = np.take_along_axis(logits, target[..., None], -1)[..., 0]
+        total += float((log_z - picked).sum())
+        count += target.size
+    return math.exp(total / count), count
+
+
+def train(args):
+    import keras
+    import tensorflow as tf
+
+    from keras_seqmodels.training.distribute import get_strategy
+
+    keras.utils.set_random_seed(args.seed)
+    data_dir = resolve_data_dir(args.data_dir)
+    os.makedirs(args.run_dir, exist_ok=True)
+    tfds_dir = os.path.join(args.run_dir, "tfds")
+    train_tokens = tokens(load_lines(data_dir, "train", tfds_dir))
+    valid_tokens = tokens(load_lines(data_dir, "valid", tfds_dir))
+    vocab = build_vocabulary(train_tokens)
+    with open(os.path.join(args.run_dir, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(vocab) + "\n")
+    train_ids, valid_ids = to_ids(train_tokens, vocab), to_ids(valid_tokens, vocab)
+    if args.limit:
+        train_ids, valid_ids = train_ids[: args.limit], valid_ids[: args.limit // 10]
+    x, y = stream_batches(train_ids, args.batch, args.bptt)
+    steps = len(x)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).repeat().prefetch(4)
+    per_epoch = max(1, int(steps * args.epoch_fraction))
+    strategy = get_strategy(args.strategy)
+    with strategy.scope():
+        model = build_model(len(vocab), args.units, args.layers, args.dropout,
+                            batch=args.batch, bptt=args.bptt, stateful=True,
+                            unroll=args.unroll)  # fmt: skip
+        optimizer = keras.optimizers.Adam(args.lr, global_clipnorm=args.clip)
+        model.compile(optimizer, keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+
+    state_path = os.path.join(args.run_dir, "selection.json")
+    state = {"best": float("inf"), "epoch": 0, "lr": args.lr, "history": [], "bad": 0}
+    if os.path.isfile(state_path):
+        with open(state_path) as f:
+            state = json.load(f)
+    words_seen = per_epoch * args.batch * args.bptt
+    print(f"{NAME}: {len(train_ids)} train / {len(valid_ids)} valid tokens, vocab "
+          f"{len(vocab)}, {steps} TBPTT steps per pass, {per_epoch} per epoch, "
+          f"{model.count_params()} parameters", flush=True)  # fmt: skip
+
+    class Select(keras.callbacks.Callback):
+        def on_epoch_begin(cb, epoch, logs=None):
+            cb.t0 = time.time()
+            model.optimizer.learning_rate.assign(state["lr"])
+
+        def on_epoch_end(cb, epoch, logs=None):
+            seconds = time.time() - cb.t0
+            ppl, _ = perplexity(model, valid_ids, args.units, args.layers)
+            entry = {"epoch": epoch + 1, "train_ppl": math.exp(logs["loss"]),
+                     "valid_ppl": ppl, "lr": state["lr"], "train_s": round(seconds, 1),
+                     "words_per_s": round(words_seen / seconds, 1),
+                     "eval_s": round(time.time() - cb.t0 - seconds, 1),
+                     "time": time.strftime("%H:%M:%S")}  # fmt: skip
+            state["history"].append(entry)
+            if ppl < state["best"]:
+                state.update(best=ppl, epoch=epoch + 1, bad=0)
+                export = build_model(len(vocab), args.units, args.layers, args.dropout)
+                export.set_weights(model.get_weights())
+                export.save(os.path.join(args.run_dir, "best.keras"))
+            else:
+                state["bad"] += 1
+            if state["bad"] >= 1 or epoch + 1 >= args.decay_after:
+                state["lr"] *= args.decay
+            with open(state_path, "w") as f:
+                json.dump(state, f, indent=1)
+            print(json.dumps(entry), flush=True)
+            if args.max_minutes and time.time() - start > 60 * args.max_minutes:
+                print(f"{NAME}: time budget of {args.max_minutes} min reached", flush=True)
+                model.stop_training = True
+
+    start = time.time()
+    model.fit(
+        ds,
+        epochs=args.epochs,
+        steps_per_epoch=per_epoch,
+        verbose=2,
+        callbacks=[
+            keras.callbacks.BackupAndRestore(os.path.join(args.run_dir, "backup")),
+            Select(),
+        ],
+    )
+    info = {"train_seconds": round(time.time() - start, 1), "best_epoch": state["epoch"],
+            "best_valid_ppl": state["best"], "parameters": int(model.count_params()),
+            "tf": tf.__version__, "keras": keras.__version__}  # fmt: skip
+    with open(os.path.join(args.run_dir, "train_info.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    print(json.dumps(info))
+
+
+def load_vocabulary(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f if line.rstrip("\n")]
+
+
+def evaluate(args):
+    import keras
+
+    import keras_seqmodels  # noqa: F401
+
+    data_dir = resolve_data_dir(args.data_dir)
+    tfds_dir = os.path.join(args.run_dir, "tfds")
+    if args.model:
+        model = keras.saving.load_model(args.model, compile=False, safe_mode=True)
+        vocab = load_vocabulary(
+            args.vocab or os.path.join(os.path.dirname(args.model), "vocab.txt")
+        )
+    else:
+        from keras_seqmodels import zoo
+
+        model = zoo.load(NAME)
+        vocab = load_vocabulary(zoo.asset_path(NAME, "vocabulary"))
+    units = model.get_layer("lstm_0").units
+    layers = sum(1 for layer in model.layers if layer.name.startswith("lstm_"))
+    ids = to_ids(tokens(load_lines(data_dir, args.split, tfds_dir)), vocab)
+    ppl, count = perplexity(model, ids, units, layers)
+    print(f"{args.split}_tokens_scored: {count}")
+    print(f"{args.split}_perplexity: {ppl:.2f}")
+    print(f"{ppl:.2f}")
+    return ppl
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog=f"seqmodels train|evaluate {NAME}")
+    parser.add_argument("action", choices=["train", "evaluate"])
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--run-dir", default=os.path.join(REPO, "runs", NAME))
+    parser.add_argument("--epochs", type=int, default=13)
+    parser.add_argument("--epoch-fraction", type=float, default=1.0,
+                        help="fraction of a pass over train per Keras epoch")  # fmt: skip
+    parser.add_argument("--units", type=int, default=200)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--dropout", type=float, default=0.25)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--bptt", type=int, default=35)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--decay", type=float, default=0.5)
+    parser.add_argument("--decay-after", type=int, default=1000, help="decay every epoch from here")
+    parser.add_argument("--clip", type=float, default=5.0, help="global gradient-norm clip")
+    parser.add_argument("--unroll", action="store_true", help="unroll the bptt loop")
+    parser.add_argument("--max-minutes", type=float, default=0)
+    parser.add_argument("--strategy", default="default")
+    parser.add_argument("--split", default="valid", choices=["valid", "test"])
+    parser.add_argument("--model", default=None, help="a .keras file (default: the zoo's)")
+    parser.add_argument("--vocab", default=None, help="vocabulary of --model")
+    parser.add_argument("--limit", type=int, default=0, help="first N train tokens (smoke runs)")
+    parser.add_argument("--seed", type=int, default=1)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse(sys.argv[1:] if argv is None else argv)
+    if args.action == "train":
+        train(args)
+    else:
+        evaluate(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
