@@ -12,15 +12,16 @@ def parse_ptb(text):
 
     Grammar: ``node := "(" [label] (word+ | node+) ")"``. A node whose content
     is words is a leaf carrying them as one token (SST has a few, such as
-    ``(2 8 1\\/2)``); otherwise its content is one or more sub-trees. A label (the first token after ``(`` when more follows) is
-    kept on the node: an ``int`` when it is one (SST: 0-4), else a string.
-    Nodes are numbered in pre-order (the root is node 0), which is also the
+    ``(2 8 1\\/2)``); otherwise its content is one or more sub-trees. A
+    label (the first token after ``(`` when more follows) is kept on the
+    node: an ``int`` when it is one (SST: 0-4), else a string. Nodes are
+    numbered in pre-order (the root is node 0), which is also the
     order of their opening brackets.
 
     Raises:
         TreeError: unbalanced brackets (with the character position), an empty
             node ``()`` or a node with a label and nothing else (a missing
-            child), several words in one node, text outside the brackets.
+            child), words mixed with sub-trees, text outside the brackets.
 
     Example:
 
