@@ -24,20 +24,31 @@ from keras import ops
 import keras_seqmodels as ks
 
 
-def mackey_glass(n, tau=17.0, beta=0.2, gamma=0.1, power=10, dt=0.1, sample_every=10,
-                 transient=1000, seed=0):
+def mackey_glass(
+    n,
+    tau=17.0,
+    beta=0.2,
+    gamma=0.1,
+    power=10,
+    dt=0.1,
+    sample_every=10,
+    transient=1000,
+    seed=0,
+    noise=0.01,
+):
     """Mackey-Glass series sampled every ``dt * sample_every`` time units.
 
     dx/dt = β x(t-τ) / (1 + x(t-τ)^n) - γ x(t), integrated with 4th-order
     Runge-Kutta at step dt. The delayed term at the half steps is the mean of
     the two neighbouring history points (τ is a multiple of dt). The first
-    ``transient`` samples are dropped.
+    ``transient`` samples are dropped. The initial history is 1.2 plus
+    Gaussian noise of standard deviation ``noise``.
     """
     delay = int(round(tau / dt))
     steps = (n + transient) * sample_every
     rng = np.random.default_rng(seed)
     x = np.empty(steps + delay + 1)
-    x[: delay + 1] = 1.2 + 0.01 * rng.standard_normal(delay + 1)
+    x[: delay + 1] = 1.2 + noise * rng.standard_normal(delay + 1)
 
     def f(xt, xd):
         return beta * xd / (1.0 + xd**power) - gamma * xt
@@ -116,9 +127,7 @@ def main(argv=None):
     states, _ = runner(u)
     features = np.concatenate([u, ops.convert_to_numpy(states)], -1)
     fit_start = time.time()
-    kernel, bias = ks.cells.fit_readout(
-        features, target, ridge=args.ridge, washout=args.washout
-    )
+    kernel, bias = ks.cells.fit_readout(features, target, ridge=args.ridge, washout=args.washout)
     fit_seconds = time.time() - fit_start
     train_pred = features[0, args.washout :] @ kernel + bias
     train_nrmse = np.sqrt(np.mean((train_pred - target[0, args.washout :]) ** 2)) / sigma
@@ -167,8 +176,7 @@ def main(argv=None):
         fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5))
         steps = np.arange(-args.warmup + 1, args.horizon + 1)
         top.plot(steps, windows[0], "k-", label="Mackey-Glass (τ=17)")
-        top.plot(np.arange(1, args.horizon + 1), predictions[0], "r--",
-                 label="ESN, closed loop")
+        top.plot(np.arange(1, args.horizon + 1), predictions[0], "r--", label="ESN, closed loop")
         top.set_xlim(-100, args.horizon + 1)
         top.axvline(0.5, color="grey", lw=0.5)
         top.legend(loc="lower left")

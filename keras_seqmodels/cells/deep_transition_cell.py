@@ -117,13 +117,14 @@ class DeepTransitionCell(keras.layers.Layer):
             dense(w, self.activation, f"input_{i}") for i, w in enumerate(self.input_layers)
         ]
         widths = self.transition_layers[1:] + [self.units]
-        self.transition_mlp = [
-            dense(w, None, f"transition_{i + 1}") for i, w in enumerate(widths)
-        ] if self.transition_layers else []
+        self.transition_mlp = (
+            [dense(w, None, f"transition_{i + 1}") for i, w in enumerate(widths)]
+            if self.transition_layers
+            else []
+        )
         n_out = len(self.output_layers)
         self.output_mlp = [
-            dense(w, self.output_activation if i == n_out - 1 else self.activation,
-                  f"output_{i}")
+            dense(w, self.output_activation if i == n_out - 1 else self.activation, f"output_{i}")
             for i, w in enumerate(self.output_layers)
         ]
 
@@ -155,9 +156,7 @@ class DeepTransitionCell(keras.layers.Layer):
             name="recurrent_kernel",
             initializer=self.recurrent_initializer,
         )
-        self.bias = self.add_weight(
-            shape=(first,), name="bias", initializer=self.bias_initializer
-        )
+        self.bias = self.add_weight(shape=(first,), name="bias", initializer=self.bias_initializer)
         width = first
         for layer in self.transition_mlp:
             layer.build((None, width))
@@ -179,8 +178,7 @@ class DeepTransitionCell(keras.layers.Layer):
         for layer in self.input_mlp:
             x = layer(x)
         a = self.activation(
-            ops.matmul(x, self.kernel) + ops.matmul(h_prev, self.recurrent_kernel)
-            + self.bias
+            ops.matmul(x, self.kernel) + ops.matmul(h_prev, self.recurrent_kernel) + self.bias
         )
         for i, layer in enumerate(self.transition_mlp):
             pre = layer(a)
@@ -206,9 +204,7 @@ class DeepTransitionCell(keras.layers.Layer):
             "activation": keras.activations.serialize(self.activation),
             "output_activation": keras.activations.serialize(self.output_activation),
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "recurrent_initializer": keras.initializers.serialize(
-                self.recurrent_initializer
-            ),
+            "recurrent_initializer": keras.initializers.serialize(self.recurrent_initializer),
             "bias_initializer": keras.initializers.serialize(self.bias_initializer),
         }
         return {**super().get_config(), **config}

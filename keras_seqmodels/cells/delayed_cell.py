@@ -96,7 +96,10 @@ class DelayedCell(RecurrentCell):
             mask = self.get_recurrent_dropout_mask(buffer)
             tiled = keras.ops.tile(mask, (1, self.delay))
             h, _ = delayed_step(
-                z, buffer * tiled, self.recurrent_kernel, self.delayed_kernel,
+                z,
+                buffer * tiled,
+                self.recurrent_kernel,
+                self.delayed_kernel,
                 self.activation,
             )
             new_buffer = keras.ops.concatenate(
@@ -111,12 +114,8 @@ class DelayedCell(RecurrentCell):
     def get_config(self):
         config = {
             "delay": self.delay,
-            "delayed_initializer": keras.initializers.serialize(
-                self.delayed_initializer
-            ),
-            "delayed_regularizer": keras.regularizers.serialize(
-                self.delayed_regularizer
-            ),
+            "delayed_initializer": keras.initializers.serialize(self.delayed_initializer),
+            "delayed_regularizer": keras.regularizers.serialize(self.delayed_regularizer),
             "delayed_constraint": keras.constraints.serialize(self.delayed_constraint),
         }
         return {**super().get_config(), **config}

@@ -39,9 +39,7 @@ def delayed_step(z, buffer, recurrent_kernel, delayed_kernel, activation):
     units = recurrent_kernel.shape[0]
     h_prev = buffer[:, :units]
     h_delayed = buffer[:, buffer.shape[1] - units :]
-    h = activation(
-        z + ops.matmul(h_prev, recurrent_kernel) + ops.matmul(h_delayed, delayed_kernel)
-    )
+    h = activation(z + ops.matmul(h_prev, recurrent_kernel) + ops.matmul(h_delayed, delayed_kernel))
     new_buffer = ops.concatenate([h, buffer[:, : buffer.shape[1] - units]], axis=-1)
     return h, new_buffer
 
@@ -66,9 +64,7 @@ def clockwork_step(z, h, t, recurrent_kernel, connectivity, periods, activation)
     return ops.where(active, h_new, h)
 
 
-def output_feedback_step(
-    z, feedback, h, feedback_kernel, recurrent_kernel, activation
-):
+def output_feedback_step(z, feedback, h, feedback_kernel, recurrent_kernel, activation):
     """Output-to-hidden recurrence: h(t) = f(z + o(t-1) R [+ h(t-1) W]).
 
     ``feedback`` is o(t-1) (closed loop) or y(t-1) (teacher forcing);

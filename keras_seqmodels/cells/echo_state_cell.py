@@ -14,8 +14,7 @@ _FIXED_KEYS = ("kernel_initializer", "recurrent_initializer", "bias_initializer"
 def _check_positive(name, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ValueError(
-            f"EchoStateCell: `{name}` must be a positive float. "
-            f"Received: {name}={value!r}"
+            f"EchoStateCell: `{name}` must be a positive float. Received: {name}={value!r}"
         )
     return float(value)
 
@@ -105,16 +104,13 @@ class EchoStateCell(RecurrentCell):
         leak_rate = _check_positive("leak_rate", leak_rate)
         if leak_rate > 1:
             raise ValueError(
-                "EchoStateCell: `leak_rate` must be in (0, 1]. "
-                f"Received: leak_rate={leak_rate!r}"
+                f"EchoStateCell: `leak_rate` must be in (0, 1]. Received: leak_rate={leak_rate!r}"
             )
         self.leak_rate = leak_rate
         self.sparsity = sparsity
         self.trainable_reservoir = bool(trainable_reservoir)
         bias_init = (
-            keras.initializers.RandomUniform(
-                -self.bias_scaling, self.bias_scaling, seed=seed
-            )
+            keras.initializers.RandomUniform(-self.bias_scaling, self.bias_scaling, seed=seed)
             if self.bias_scaling > 0
             else "zeros"
         )

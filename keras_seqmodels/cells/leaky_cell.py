@@ -34,9 +34,7 @@ def multiscale_alpha(units, timescales):
     as possible (the first groups get the extra units).
     """
     sizes = [len(a) for a in np.array_split(np.arange(units), len(timescales))]
-    return np.concatenate(
-        [np.full(n, 1.0 - 1.0 / tau) for n, tau in zip(sizes, timescales)]
-    )
+    return np.concatenate([np.full(n, 1.0 - 1.0 / tau) for n, tau in zip(sizes, timescales)])
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")

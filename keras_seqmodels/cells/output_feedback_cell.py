@@ -77,9 +77,7 @@ class OutputFeedbackCell(keras.layers.Layer):
         super().__init__(**kwargs)
         name = "OutputFeedbackCell"
         self.units = validation.check_positive_int(name, "units", units)
-        self.output_units = validation.check_positive_int(
-            name, "output_units", output_units
-        )
+        self.output_units = validation.check_positive_int(name, "output_units", output_units)
         self.hidden_recurrence = bool(hidden_recurrence)
         self.activation = keras.activations.get(activation)
         self.output_activation = keras.activations.get(output_activation)
@@ -150,7 +148,11 @@ class OutputFeedbackCell(keras.layers.Layer):
     def hidden(self, z, feedback, h_prev=None):
         """h = f(z + feedback R [+ h_prev W]); works on any leading shape."""
         return output_feedback_step(
-            z, feedback, h_prev, self.feedback_kernel, self.recurrent_kernel,
+            z,
+            feedback,
+            h_prev,
+            self.feedback_kernel,
+            self.recurrent_kernel,
             self.activation,
         )
 
@@ -175,10 +177,7 @@ class OutputFeedbackCell(keras.layers.Layer):
         return self.step(self.project_inputs(inputs), states, training=training)
 
     def get_initial_state(self, batch_size=None):
-        return [
-            ops.zeros((batch_size, size), dtype=self.compute_dtype)
-            for size in self.state_size
-        ]
+        return [ops.zeros((batch_size, size), dtype=self.compute_dtype) for size in self.state_size]
 
     def get_config(self):
         config = {
@@ -189,12 +188,8 @@ class OutputFeedbackCell(keras.layers.Layer):
             "output_activation": keras.activations.serialize(self.output_activation),
             "use_bias": self.use_bias,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "feedback_initializer": keras.initializers.serialize(
-                self.feedback_initializer
-            ),
-            "recurrent_initializer": keras.initializers.serialize(
-                self.recurrent_initializer
-            ),
+            "feedback_initializer": keras.initializers.serialize(self.feedback_initializer),
+            "recurrent_initializer": keras.initializers.serialize(self.recurrent_initializer),
             "bias_initializer": keras.initializers.serialize(self.bias_initializer),
         }
         return {**super().get_config(), **config}

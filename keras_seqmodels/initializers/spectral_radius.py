@@ -52,8 +52,7 @@ class SpectralRadius(keras.initializers.Initializer):
     def __init__(self, radius=1.2, sparsity=0.0, distribution="normal", seed=None):
         if isinstance(radius, bool) or not isinstance(radius, (int, float)) or radius <= 0:
             raise ValueError(
-                "SpectralRadius: `radius` must be a positive float. "
-                f"Received: radius={radius!r}"
+                f"SpectralRadius: `radius` must be a positive float. Received: radius={radius!r}"
             )
         if (
             isinstance(sparsity, bool)
@@ -78,8 +77,7 @@ class SpectralRadius(keras.initializers.Initializer):
         shape = tuple(int(s) for s in shape)
         if len(shape) != 2 or shape[0] != shape[1]:
             raise ValueError(
-                "SpectralRadius: the weight must be a square matrix (n, n). "
-                f"Received shape {shape}"
+                f"SpectralRadius: the weight must be a square matrix (n, n). Received shape {shape}"
             )
         n = shape[0]
         rng = np.random.default_rng(self.seed)
@@ -101,9 +99,7 @@ class SpectralRadius(keras.initializers.Initializer):
                 "lower `sparsity`."
             )
         w = w * (self.radius / rho)
-        return keras.ops.convert_to_tensor(
-            w, dtype=dtype or keras.backend.floatx()
-        )
+        return keras.ops.convert_to_tensor(w, dtype=dtype or keras.backend.floatx())
 
     def get_config(self):
         return {

@@ -71,9 +71,7 @@ class ConditionedRecurrent(keras.layers.Layer):
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
-        self.initial_state_initializer = keras.initializers.get(
-            initial_state_initializer
-        )
+        self.initial_state_initializer = keras.initializers.get(initial_state_initializer)
         self.rnn = Recurrent(
             cell,
             return_sequences=return_sequences,

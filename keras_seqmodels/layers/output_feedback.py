@@ -83,7 +83,10 @@ class OutputFeedback(keras.layers.Layer):
         self.supports_masking = True
 
     def _split(self, inputs):
-        if isinstance(inputs, (list, tuple)):
+        is_shape = isinstance(inputs, (list, tuple)) and all(
+            d is None or isinstance(d, int) for d in inputs
+        )
+        if isinstance(inputs, (list, tuple)) and not is_shape:
             if len(inputs) != 2:
                 raise ValueError(
                     f"{self.name}: inputs must be x or [x, y]. Received a list "
@@ -97,9 +100,7 @@ class OutputFeedback(keras.layers.Layer):
         validation.check_rank(self.name, "x", x_shape, 3, "(batch, time, features)")
         validation.check_last_dim_known(self.name, "x", x_shape)
         if y_shape is not None:
-            validation.check_rank(
-                self.name, "y", y_shape, 3, "(batch, time, output_units)"
-            )
+            validation.check_rank(self.name, "y", y_shape, 3, "(batch, time, output_units)")
             if y_shape[-1] is not None and y_shape[-1] != self.cell.output_units:
                 raise ValueError(
                     f"{self.name}: the targets y must have output_units="
@@ -140,9 +141,7 @@ class OutputFeedback(keras.layers.Layer):
             return self._loop(z, None, None, initial_state, mask)
         y = ops.cast(y, z.dtype)
         # y(t-1) for every t, with the initial output before the first step.
-        y_prev = ops.concatenate(
-            [ops.expand_dims(initial_state[-1], 1), y[:, :-1]], axis=1
-        )
+        y_prev = ops.concatenate([ops.expand_dims(initial_state[-1], 1), y[:, :-1]], axis=1)
         if training and self.scheduled_sampling:
             u = keras.random.uniform(
                 (batch, x.shape[1], 1), seed=self.seed_generator, dtype=z.dtype

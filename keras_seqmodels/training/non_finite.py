@@ -46,8 +46,9 @@ class NonFiniteGuard(keras.optimizers.LossScaleOptimizer):
         neural networks", ICML 2013; Deep Learning, section 10.11.1.
     """
 
-    def __init__(self, inner_optimizer, action="random_step", step_norm=0.01, seed=None,
-                 name=None, **kwargs):
+    def __init__(
+        self, inner_optimizer, action="random_step", step_norm=0.01, seed=None, name=None, **kwargs
+    ):
         kwargs.pop("initial_scale", None)
         kwargs.pop("dynamic_growth_steps", None)
         if not isinstance(inner_optimizer, keras.optimizers.Optimizer):
@@ -122,17 +123,13 @@ class NonFiniteGuard(keras.optimizers.LossScaleOptimizer):
             self.nonfinite_steps.assign_add(1)
             if self.action == "random_step":
                 steps = self._random_step(trainable_variables)
-                trainable_variables = [
-                    ops.add(v, s) for v, s in zip(trainable_variables, steps)
-                ]
+                trainable_variables = [ops.add(v, s) for v, s in zip(trainable_variables, steps)]
         own = [scope.get_current_value(v) for v in self._variables]
         own = [
             o if o is not None else ov
             for o, ov in zip(own, optimizer_variables[: len(self._variables)])
         ]
-        return list(trainable_variables), own + list(
-            optimizer_variables[len(self._variables) :]
-        )
+        return list(trainable_variables), own + list(optimizer_variables[len(self._variables) :])
 
     def get_config(self):
         return {
@@ -175,7 +172,10 @@ class NonFiniteGradientLogger(keras.callbacks.Callback):
         if count > self.last:
             logger.warning(
                 "epoch %d: %d step(s) with non-finite gradients (%s); %d in total",
-                epoch, count - self.last, opt.action, count,
+                epoch,
+                count - self.last,
+                opt.action,
+                count,
             )
         self.last = count
         if logs is not None:

@@ -42,9 +42,7 @@ def teacher_forcing_probability(schedule, step, k=1.0, c=0.01, minimum=0.0):
 
 def _feedback_layers(layer):
     found = []
-    if hasattr(layer, "teacher_probability") and getattr(
-        layer, "scheduled_sampling", False
-    ):
+    if hasattr(layer, "teacher_probability") and getattr(layer, "scheduled_sampling", False):
         found.append(layer)
     for child in getattr(layer, "layers", []) or []:
         found.extend(_feedback_layers(child))
@@ -90,8 +88,7 @@ class ScheduledSampling(keras.callbacks.Callback):
             )
         if per not in ("epoch", "batch"):
             raise ValueError(
-                "ScheduledSampling: `per` must be 'epoch' or 'batch'. "
-                f"Received: per={per!r}"
+                f"ScheduledSampling: `per` must be 'epoch' or 'batch'. Received: per={per!r}"
             )
         if k is None:
             k = {"linear": 1.0, "exponential": 0.9, "inverse_sigmoid": 10.0}[schedule]
@@ -114,9 +111,7 @@ class ScheduledSampling(keras.callbacks.Callback):
                 "ScheduledSampling: the model has no OutputFeedback layer built "
                 "with scheduled_sampling=True."
             )
-        self.value = teacher_forcing_probability(
-            self.schedule, i, self.k, self.c, self.minimum
-        )
+        self.value = teacher_forcing_probability(self.schedule, i, self.k, self.c, self.minimum)
         sync = getattr(self.model, "jax_state_sync", None)
         if sync is not None:
             # JAX keeps the training state outside the variables between

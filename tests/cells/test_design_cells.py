@@ -34,9 +34,7 @@ DESIGNS = {
         leaky_ref,
     ),
     "leaky_multiscale": (
-        lambda **kw: ks.cells.LeakyCell(
-            5, alpha_mode="multiscale", timescales=[1, 2, 8], **kw
-        ),
+        lambda **kw: ks.cells.LeakyCell(5, alpha_mode="multiscale", timescales=[1, 2, 8], **kw),
         leaky_ref,
     ),
     "delayed": (
@@ -49,15 +47,19 @@ DESIGNS = {
     ),
     "echo_state": (
         lambda **kw: ks.cells.EchoStateCell(
-            5, spectral_radius=1.3, sparsity=0.5, leak_rate=0.6,
-            trainable_reservoir=True, seed=3, **kw
+            5,
+            spectral_radius=1.3,
+            sparsity=0.5,
+            leak_rate=0.6,
+            trainable_reservoir=True,
+            seed=3,
+            **kw,
         ),
         lambda x, w, mask=None: esn_ref(x, w, 0.6, mask),
     ),
     "deep_transition": (
         lambda **kw: ks.cells.DeepTransitionCell(
-            3, transition_layers=[4, 2], input_layers=[2], output_layers=[3, 2],
-            skip=True, **kw
+            3, transition_layers=[4, 2], input_layers=[2], output_layers=[3, 2], skip=True, **kw
         ),
         lambda x, w, mask=None: deep_transition_ref(x, w, 1, 2, 2, True, mask),
     ),
@@ -129,11 +131,12 @@ def test_gradients_match_finite_differences(key):
             minus = {k: v.copy() for k, v in w.items()}
             plus[name][idx] += eps
             minus[name][idx] -= eps
-            numeric[idx] = (
-                np.sum(ref(x, plus) * proj) - np.sum(ref(x, minus) * proj)
-            ) / (2 * eps)
+            numeric[idx] = (np.sum(ref(x, plus) * proj) - np.sum(ref(x, minus) * proj)) / (2 * eps)
         np.testing.assert_allclose(
-            grad, numeric, atol=1e-7 if F64 else 2e-4, rtol=1e-6 if F64 else 2e-4,
+            grad,
+            numeric,
+            atol=1e-7 if F64 else 2e-4,
+            rtol=1e-6 if F64 else 2e-4,
             err_msg=name,
         )
 
@@ -193,9 +196,7 @@ def test_fit_with_recurrent_dropout():
                 ks.cells.DelayedCell(4, delay=2, dropout=0.2, recurrent_dropout=0.3),
                 return_sequences=True,
             ),
-            ks.layers.Recurrent(
-                ks.cells.ClockworkCell(4, periods=[1, 2], recurrent_dropout=0.3)
-            ),
+            ks.layers.Recurrent(ks.cells.ClockworkCell(4, periods=[1, 2], recurrent_dropout=0.3)),
             keras.layers.Dense(1),
         ]
     )
@@ -298,9 +299,7 @@ def test_fit_readout_solves_the_ridge_normal_equations():
         ks.cells.fit_readout(s, y[:, :3])
 
 
-@pytest.mark.parametrize(
-    "radius,sparsity,n", [(1.2, 0.0, 30), (0.9, 0.9, 100), (3.0, 0.5, 64)]
-)
+@pytest.mark.parametrize("radius,sparsity,n", [(1.2, 0.0, 30), (0.9, 0.9, 100), (3.0, 0.5, 64)])
 def test_spectral_radius_initializer_within_one_percent(radius, sparsity, n):
     init = ks.initializers.SpectralRadius(radius, sparsity=sparsity, seed=1)
     w = ops.convert_to_numpy(init((n, n), "float32"))
@@ -329,15 +328,11 @@ def test_output_feedback_modes_agree():
         teacher = ops.convert_to_numpy(layer([x, y]))
         np.testing.assert_allclose(teacher, output_feedback_ref(x, w, y), atol=ATOL)
         looped = ks.layers.OutputFeedback(cell, parallel=False, dtype=DTYPE)
-        np.testing.assert_allclose(
-            ops.convert_to_numpy(looped([x, y])), teacher, atol=ATOL
-        )
+        np.testing.assert_allclose(ops.convert_to_numpy(looped([x, y])), teacher, atol=ATOL)
         closed = ops.convert_to_numpy(layer(x))
         np.testing.assert_allclose(closed, output_feedback_ref(x, w), atol=ATOL)
         np.testing.assert_allclose(
-            ops.convert_to_numpy(
-                ks.layers.Recurrent(cell, return_sequences=True, dtype=DTYPE)(x)
-            ),
+            ops.convert_to_numpy(ks.layers.Recurrent(cell, return_sequences=True, dtype=DTYPE)(x)),
             closed,
             atol=ATOL,
         )
@@ -367,9 +362,7 @@ def test_output_feedback_masking_and_contract():
         for inputs in ([x, y], x):
             out = ops.convert_to_numpy(layer(inputs, mask=mask))
             short = [x[1:2, :4], y[1:2, :4]] if isinstance(inputs, list) else x[1:2, :4]
-            np.testing.assert_allclose(
-                out[1, :4], ops.convert_to_numpy(layer(short))[0], atol=2e-6
-            )
+            np.testing.assert_allclose(out[1, :4], ops.convert_to_numpy(layer(short))[0], atol=2e-6)
             np.testing.assert_array_equal(out[1, 4:], 0.0)
         run_layer_test(
             lambda h=hidden: ks.layers.OutputFeedback(
@@ -430,8 +423,7 @@ def test_conditioned_recurrent(mode):
         (lambda: ks.cells.OutputFeedbackCell(4, 0), "`output_units`"),
         (lambda: ks.initializers.SpectralRadius(-1.0), "SpectralRadius: `radius`"),
         (lambda: ks.initializers.SpectralRadius(1.0, sparsity=1.0), "`sparsity`"),
-        (lambda: ks.layers.ConditionedRecurrent(ks.cells.ElmanCell(2), "bias"),
-         "`conditioning`"),
+        (lambda: ks.layers.ConditionedRecurrent(ks.cells.ElmanCell(2), "bias"), "`conditioning`"),
     ],
 )
 def test_bad_arguments_are_named(factory, match):

@@ -24,9 +24,7 @@ def test_schedules_follow_their_formulas():
     for i in (0, 3, 50):
         assert p("linear", i, k=1.0, c=0.1) == pytest.approx(max(0.0, 1 - 0.1 * i))
         assert p("exponential", i, k=0.9) == pytest.approx(0.9**i)
-        assert p("inverse_sigmoid", i, k=10.0) == pytest.approx(
-            10.0 / (10.0 + math.exp(i / 10.0))
-        )
+        assert p("inverse_sigmoid", i, k=10.0) == pytest.approx(10.0 / (10.0 + math.exp(i / 10.0)))
     assert p("linear", 100, k=1.0, c=0.1, minimum=0.2) == 0.2
     assert p("inverse_sigmoid", 10**6, k=5.0) < 1e-300  # no overflow
     with pytest.raises(ValueError, match="`schedule`"):
@@ -62,8 +60,7 @@ def test_scheduled_sampling_callback_sets_the_probability_in_fit():
     assert float(ops.convert_to_numpy(layer.teacher_probability)) == 0.25
     plain, _ = _feedback_model(scheduled=False)
     with pytest.raises(ValueError, match="no OutputFeedback layer"):
-        plain.fit([x, y], y, epochs=1, verbose=0,
-                  callbacks=[ks.training.ScheduledSampling()])
+        plain.fit([x, y], y, epochs=1, verbose=0, callbacks=[ks.training.ScheduledSampling()])
 
 
 # Non-finite gradients -------------------------------------------------------
@@ -90,9 +87,7 @@ def test_guard_is_transparent_for_finite_gradients():
     for wrap in (False, True):
         model = _dense_model()
         inner = keras.optimizers.SGD(0.1, clipnorm=0.05)
-        model.compile(
-            ks.training.NonFiniteGuard(inner) if wrap else inner, loss="mse"
-        )
+        model.compile(ks.training.NonFiniteGuard(inner) if wrap else inner, loss="mse")
         model.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0)
         results.append([ops.convert_to_numpy(v) for v in model.trainable_weights])
     for a, b in zip(*results):
@@ -112,7 +107,11 @@ def test_guard_skips_or_takes_a_random_step_and_counts(action):
     model.fit(x, y, epochs=1, batch_size=8, verbose=0)  # builds, one finite step
     before = [ops.convert_to_numpy(v).copy() for v in model.trainable_weights]
     history = model.fit(
-        x, y_bad, epochs=2, batch_size=8, verbose=0,
+        x,
+        y_bad,
+        epochs=2,
+        batch_size=8,
+        verbose=0,
         callbacks=[ks.training.NonFiniteGradientLogger()],
     )
     after = [ops.convert_to_numpy(v) for v in model.trainable_weights]
@@ -187,18 +186,14 @@ def test_gradient_flow_regularizer_adds_strength_times_grad_omega():
         for var in layer.weights:
             var.assign(rng_w.uniform(-0.8, 0.8, var.shape).astype(DTYPE))
         variables = layer.trainable_weights
-        return variables, compute_gradients(
-            lambda: ops.sum(layer(x) * proj), variables
-        )
+        return variables, compute_gradients(lambda: ops.sum(layer(x) * proj), variables)
 
     plain_vars, plain = grads_for(ks.cells.ElmanCell(3, dtype=DTYPE))
     zero_vars, zero = grads_for(
         ks.training.GradientFlowRegularizer(ks.cells.ElmanCell(3, dtype=DTYPE), 0.0)
     )
     reg_vars, reg = grads_for(
-        ks.training.GradientFlowRegularizer(
-            ks.cells.ElmanCell(3, dtype=DTYPE), strength
-        )
+        ks.training.GradientFlowRegularizer(ks.cells.ElmanCell(3, dtype=DTYPE), strength)
     )
     tol = dict(atol=1e-10, rtol=1e-9) if F64 else dict(atol=2e-5, rtol=2e-5)
     for a, b in zip(plain, zero):  # the hand-written backward pass is exact
@@ -220,9 +215,7 @@ def test_gradient_flow_regularizer_adds_strength_times_grad_omega():
         np.testing.assert_allclose(
             g_reg, g_plain + extra, **(dict(atol=1e-7) if F64 else dict(atol=1e-4))
         )
-    omega, _, _ = ks.training.gradient_flow_terms(
-        v[1], fps[1], 0.0, wv["recurrent_kernel"]
-    )
+    omega, _, _ = ks.training.gradient_flow_terms(v[1], fps[1], 0.0, wv["recurrent_kernel"])
     assert float(omega) == pytest.approx(_omega(wv["recurrent_kernel"], [v[1]], [fps[1]]))
 
 
@@ -289,9 +282,7 @@ def test_halt_and_remaining_steps_helpers():
     expected[np.arange(3), lengths - 1] = 1
     np.testing.assert_array_equal(targets, expected)
     probs = np.array([[0.1, 0.7, 0.9, 0.2], [0.1, 0.2, 0.3, 0.4], [0.6, 0, 0, 0]])
-    np.testing.assert_array_equal(
-        ops.convert_to_numpy(sl.lengths_from_halt(probs)), [2, 4, 1]
-    )
+    np.testing.assert_array_equal(ops.convert_to_numpy(sl.lengths_from_halt(probs)), [2, 4, 1])
     left = ops.convert_to_numpy(sl.remaining_steps(lengths, 5))[..., 0]
     for b, n in enumerate(lengths):
         for t in range(5):
