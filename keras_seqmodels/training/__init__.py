@@ -1,7 +1,6 @@
 """Training utilities: distribution strategies, callbacks, regularizers."""
 
-from keras_seqmodels.training import sequence_length
-from keras_seqmodels.training import recipe_utils
+from keras_seqmodels.training import recipe_utils, sequence_length
 from keras_seqmodels.training.distribute import STRATEGIES, get_strategy
 from keras_seqmodels.training.distribute_fixes import (
     clip_after_all_reduce,
