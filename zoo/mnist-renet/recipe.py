@@ -169,7 +169,43 @@ def evaluate(args):
         "error_percent": round(100 * (1 - accuracy), 2),
     }
     print(json.dumps(result))
+    if args.register:
+        register(args, result)
     return 0
+
+
+def register(args, result):
+    """Ship ``--model`` in the zoo with its test metrics (after the test run)."""
+    from keras_seqmodels.zoo.registry import register_model
+
+    if not args.model or args.split != "test":
+        raise ValueError(f"{NAME}: --register needs --model PATH and --split test")
+    timing = {}
+    epochs_log = os.path.join(os.path.dirname(args.model), "epochs.jsonl")
+    if os.path.isfile(epochs_log):
+        with open(epochs_log, encoding="utf-8") as f:
+            records = [json.loads(line) for line in f if line.strip()]
+        timing = {
+            "epochs": len(records),
+            "training_minutes": round(sum(r["seconds"] for r in records) / 60, 1),
+            "best_val_accuracy": max(r["val_accuracy"] for r in records),
+        }
+    entry = register_model(
+        NAME,
+        args.model,
+        task="MNIST digit classification from (batch, 28, 28) pixels 0-255 "
+        "(10 class scores, logits) with two ReNet four-direction GRU layers",
+        metrics={
+            "test_accuracy": result["accuracy"],
+            "test_error_percent": result["error_percent"],
+        },
+        data="MNIST (../shared/data/mnist): train 55,000 / valid 5,000 held out "
+        "from train (seed 0) / test 10,000",
+        command="python zoo/mnist-renet/recipe.py evaluate --split test",
+        card="zoo/mnist-renet/card.md",
+        extra=timing,
+    )
+    print(json.dumps({"registered": NAME, **entry}))
 
 
 def main(argv=None):
@@ -189,6 +225,9 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--register", action="store_true", help="with evaluate --model: ship it in the zoo"
+    )
     parser.add_argument("--verbose", type=int, default=2, help="keras fit verbosity")
     args = parser.parse_args(argv)
     return train(args) if args.action == "train" else evaluate(args)
