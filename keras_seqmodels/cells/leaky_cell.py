@@ -49,7 +49,8 @@ class LeakyCell(RecurrentCell):
       ``alpha_range``, and not trained (a non-trainable weight, saved with
       the model);
     - ``"learned"``: α = σ(θ) with θ trainable, so α stays in (0, 1); θ
-      starts at the logit of a sample from ``alpha_range``;
+      starts uniform between the logits of the ends of ``alpha_range`` (so
+      α starts inside the range);
     - ``"multiscale"``: fixed per group of units, α = 1 - 1/τ for the time
       constants τ in ``timescales`` (e.g. 1, 2, 4, 8, 16 steps).
 

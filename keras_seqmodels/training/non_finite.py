@@ -25,7 +25,9 @@ class NonFiniteGuard(keras.optimizers.LossScaleOptimizer):
 
     It reuses the non-finite branch machinery of Keras's
     ``LossScaleOptimizer`` (which works under ``tf.distribute`` and JAX's
-    stateless training step) with a loss scale fixed at 1. New relative to
+    stateless training step) with a loss scale fixed at 1; being a
+    ``LossScaleOptimizer``, it is not wrapped again under a ``mixed_float16``
+    policy, so it replaces dynamic loss scaling there. New relative to
     Keras: Keras's optimizers clip but turn NaN gradients into NaN weights.
 
     Args:
