@@ -9,7 +9,8 @@ adjacent weight tying, position and temporal encoding, the last 50
 statements in memory; linear start (hop softmax removed until the validation
 loss stops improving), random noise (10% empty memories inserted at training
 time), SGD with batch 32 on the summed loss, learning rate 0.005 halved every
-25 epochs (``--anneal-every``), gradients clipped to global norm 40. The validation split (10% of
+25 epochs (``--anneal-every``), gradients clipped to global norm 40 per 32
+examples. The validation split (10% of
 each task's training questions) selects the epoch; the test split is read
 once for the card. `evaluate` prints the per-task table and, as its last
 line, the mean test error (%).
@@ -85,7 +86,8 @@ def build_model(vocab_size, linear_start=True, hops=3, embed_dim=50):
 
     from keras_seqmodels.memory import MemoryNetwork
 
-    stories = keras.Input((MEMORY_SIZE, SENTENCE_LENGTH), dtype="int32", name="stories")
+    # Any number of slots up to MEMORY_SIZE (batches of short stories are cut).
+    stories = keras.Input((None, SENTENCE_LENGTH), dtype="int32", name="stories")
     queries = keras.Input((QUERY_LENGTH,), dtype="int32", name="queries")
     logits = MemoryNetwork(
         vocab_size,
@@ -209,7 +211,10 @@ def train(args):
                 [args.learning_rate * 0.5**k for k in range(len(boundaries) + 1)],
             )
         model.compile(
-            optimizer=keras.optimizers.SGD(schedule, global_clipnorm=40.0),
+            # The paper clips the summed gradient of 32 examples at norm 40.
+            optimizer=keras.optimizers.SGD(
+                schedule, global_clipnorm=40.0 * args.batch_size / 32
+            ),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum"),
             metrics=["accuracy"],
             jit_compile=args.jit_compile,
