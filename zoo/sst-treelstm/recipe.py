@@ -156,6 +156,8 @@ def evaluate(args):
 
     import keras_seqmodels  # noqa: F401  (registers the layers)
 
+    if args.register and not args.model:
+        raise FileNotFoundError(f"{NAME}: --register needs --model PATH (the .keras file)")
     data_dir = resolve_data_dir(args.data_dir)
     trees = load_split(data_dir, args.split)
     if args.model:
