@@ -181,6 +181,7 @@ def test_constructor_validation():
         ks.memory.NTMCell(4, read_mode="sparse")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kw",
     [{}, {"controller": "feedforward", "read_mode": "hard", "learn_initial_state": False}],
@@ -195,6 +196,7 @@ def test_layer_contract(kw):
     )
 
 
+@pytest.mark.slow
 def test_cell_contract_in_recurrent():
     x = np.random.default_rng(0).standard_normal((2, 4, 3)).astype("float32")
     run_layer_test(

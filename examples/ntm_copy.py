@@ -1,0 +1,97 @@
+"""Train a small Neural Turing Machine on the copy task and plot its heads.
+
+    python examples/ntm_copy.py [--steps 300] [--max-length 5] [--plot ntm.png]
+
+A sequence of random 8-bit vectors, a delimiter, then the network must
+repeat the vectors. With the defaults (lengths 1-5, 300 Adam steps, about a
+minute on a laptop CPU) the bit errors fall well below chance (half of the
+bits); the zoo recipe (zoo/ntm-copy) trains the full task. The plot shows
+the write and read weightings over time: a trained NTM writes to
+consecutive slots, then reads them back in the same order.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "zoo", "ntm-copy"))
+
+
+def weightings(model, x):
+    """Read and write weightings of every step: ``(time, N)`` each."""
+    import keras
+
+    from keras_seqmodels.memory import NTM
+
+    ntm = next(layer for layer in model.layers if isinstance(layer, NTM))
+    probe = NTM.from_config({**ntm.get_config(), "return_state": True, "name": "probe"})
+    inputs = keras.Input((None, x.shape[-1]))
+    probe(inputs)
+    probe.set_weights(ntm.get_weights())
+    reads, writes = [], []
+    for t in range(1, x.shape[1] + 1):
+        states = probe(x[:1, :t])
+        reads.append(np.asarray(states[-3])[0, 0])
+        writes.append(np.asarray(states[-2])[0, 0])
+    return np.stack(reads), np.stack(writes)
+
+
+def plot(model, x, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    reads, writes = weightings(model, x)
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.5), sharey=True)
+    for ax, w, title in ((axes[0], writes, "write weighting"), (axes[1], reads, "read weighting")):
+        ax.imshow(w.T, aspect="auto", cmap="gray_r", origin="lower")
+        ax.set_title(title)
+        ax.set_xlabel("time step")
+    axes[0].set_ylabel("memory slot")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv=None):
+    import keras
+
+    import recipe
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--max-length", type=int, default=5)
+    parser.add_argument("--memory-size", type=int, default=16)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--plot", default=None, help="PNG of the weightings")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    keras.utils.set_random_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    model = recipe.build_model("ntm", args.memory_size)
+    model.compile(
+        optimizer=keras.optimizers.Adam(3e-3, global_clipnorm=10.0),
+        loss=keras.losses.BinaryCrossentropy(from_logits=True),
+    )
+    for step in range(args.steps):
+        length = int(rng.integers(1, args.max_length + 1))
+        x, y, w = recipe.copy_batch(rng, args.batch_size, length)
+        loss = model.train_on_batch(x, y, sample_weight=w)
+        if (step + 1) % 100 == 0:
+            print(f"step {step + 1}: loss {float(loss):.4f}", flush=True)
+    errors = recipe.bit_errors(model, args.max_length, 64)
+    print(f"bit errors per sequence at length {args.max_length}: {errors:.3f} "
+          f"(chance: {4 * args.max_length})")
+    if args.plot:
+        x, _, _ = recipe.copy_batch(np.random.default_rng(1), 1, args.max_length)
+        plot(model, x, args.plot)
+        print(f"wrote {args.plot}")
+    return errors
+
+
+if __name__ == "__main__":
+    main()
