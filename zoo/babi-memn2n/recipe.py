@@ -2,6 +2,7 @@
 
     python zoo/babi-memn2n/recipe.py train [--epochs 100] [--register]
     python zoo/babi-memn2n/recipe.py evaluate [--split test]
+    python zoo/babi-memn2n/recipe.py register --model runs/babi-memn2n/best.keras
     seqmodels evaluate babi-memn2n --data-dir D
 
 Model (Sukhbaatar et al. 2015, the "PE LS RN joint" setting): d = 50, 3 hops,
@@ -266,8 +267,19 @@ def register(best_path, vocabulary, data_dir, args, elapsed):
         data="bAbI v1.2 en 1k (../shared/data/babi/en); valid = 10% of each task's train",
         command="seqmodels evaluate babi-memn2n --data-dir ../shared/data",
         card="zoo/babi-memn2n/card.md",
-        extra={"training_time_s": round(elapsed), "vocab": "zoo/babi-memn2n/vocab.json"},
+        extra={
+            "training_time_s": None if elapsed is None else round(elapsed),
+            "sample_error_percent": round(sample_error(model, vocabulary), 2),
+        },
+        assets={"vocab": VOCAB_PATH},
     )
+
+
+def sample_error(model, vocabulary, sample_dir=None):
+    """Mean error (%) over the 20 tasks of the committed test sample."""
+    sample_dir = sample_dir or os.path.join(ROOT, "tests", "fixtures", "babi")
+    errors = per_task_errors(model, *arrays(load_split(sample_dir, "test"), vocabulary))
+    return float(np.mean(list(errors.values())))
 
 
 def evaluate(args):
@@ -275,11 +287,14 @@ def evaluate(args):
 
     from keras_seqmodels import zoo
 
-    with open(VOCAB_PATH) as f:
+    if args.model:
+        model = keras.saving.load_model(args.model, safe_mode=True)
+        vocab_path = os.path.join(os.path.dirname(args.model), "vocab.json")
+    else:
+        model = zoo.load(NAME)
+        vocab_path = zoo.asset_path(NAME, "vocab")
+    with open(vocab_path) as f:
         vocabulary = json.load(f)["vocabulary"]
-    model = (
-        keras.saving.load_model(args.model, safe_mode=True) if args.model else zoo.load(NAME)
-    )
     data_dir = resolve_data_dir(args.data_dir)
     if args.split == "test":
         per_task = load_split(data_dir, "test")
@@ -297,7 +312,7 @@ def evaluate(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog=f"recipe {NAME}")
-    parser.add_argument("action", choices=["train", "evaluate"])
+    parser.add_argument("action", choices=["train", "evaluate", "register"])
     parser.add_argument("--data-dir", default=default_data_dir())
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -325,7 +340,14 @@ def main(argv=None):
     parser.add_argument("--model", default=None, help="evaluate this .keras file")
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "runs", NAME))
     parser.add_argument("--register", action="store_true")
+    parser.add_argument("--training-time", type=float, default=None, help="seconds, for register")
     args = parser.parse_args(argv)
+    if args.action == "register":
+        # Ship a model trained earlier (e.g. the best checkpoint of a stopped run).
+        with open(os.path.join(os.path.dirname(args.model), "vocab.json")) as f:
+            vocabulary = json.load(f)["vocabulary"]
+        register(args.model, vocabulary, resolve_data_dir(args.data_dir), args, args.training_time)
+        return 0
     return train(args) if args.action == "train" else evaluate(args)
 
 
