@@ -81,12 +81,18 @@ def plot(results, spans, cells, path):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for cell in cells:
+    markers = "osD^vP*Xh"
+    for k, cell in enumerate(cells):
         share = [
             np.mean([r["success"] for r in results if r["cell"] == cell and r["span"] == s])
             for s in spans
         ]
-        ax.plot(spans, share, marker="o", label=cell)
+        # A small vertical offset keeps curves that coincide visible.
+        offset = 0.012 * (k - (len(cells) - 1) / 2)
+        ax.plot(
+            spans, np.array(share) + offset, marker=markers[k % len(markers)],
+            label=cell, alpha=0.85,
+        )
     ax.set_xscale("log")
     ax.set_xticks(spans)
     ax.set_xticklabels([str(s) for s in spans])
