@@ -1,0 +1,100 @@
+"""The memory zoo models: babi-memn2n on the committed bAbI sample, and the
+ntm-copy recipe's data and metric (its artifact where registered)."""
+
+import contextlib
+import importlib.util
+import io
+import os
+
+import numpy as np
+import pytest
+
+from keras_seqmodels import zoo
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = os.path.join(REPO, "tests", "fixtures", "babi")
+
+
+def load_recipe(name):
+    path = os.path.join(REPO, "zoo", name, "recipe.py")
+    spec = importlib.util.spec_from_file_location(f"recipe_{name.replace('-', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+babi_registered = pytest.mark.skipif(
+    "babi-memn2n" not in zoo.list_models(),
+    reason="babi-memn2n is not registered in the zoo yet (see zoo/babi-memn2n/card.md)",
+)
+
+
+@babi_registered
+def test_babi_memn2n_reproduces_its_recorded_sample_error():
+    entry = zoo.info("babi-memn2n")
+    assert entry["card"] == "zoo/babi-memn2n/card.md"
+    assert len(entry["metrics"]["test_error_percent_per_task"]) == 20
+    recipe = load_recipe("babi-memn2n")
+    import json
+
+    with open(zoo.asset_path("babi-memn2n", "vocab")) as f:
+        vocabulary = json.load(f)["vocabulary"]
+    model = zoo.load("babi-memn2n")
+    error = recipe.sample_error(model, vocabulary, SAMPLE)
+    np.testing.assert_allclose(error, entry["sample_error_percent"], atol=0.01)
+    # Chance over the 176-word vocabulary is ~99% error.
+    assert error < 80.0
+
+
+@babi_registered
+def test_seqmodels_evaluate_babi_prints_the_mean_error_last():
+    from keras_seqmodels.cli.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["evaluate", "babi-memn2n", "--data-dir", SAMPLE]) == 0
+    last = out.getvalue().strip().splitlines()[-1]
+    np.testing.assert_allclose(float(last), zoo.info("babi-memn2n")["sample_error_percent"],
+                               atol=0.01)
+
+
+class _Oracle:
+    """Predicts the copy from the inputs themselves (what a perfect model does)."""
+
+    def predict_on_batch(self, x):
+        length = (x.shape[1] - 1) // 2
+        logits = np.full(x.shape[:2] + (8,), -5.0)
+        logits[:, length + 1 :] = np.where(x[:, :length, :8] > 0.5, 5.0, -5.0)
+        return logits
+
+
+class _Zeros:
+    def predict_on_batch(self, x):
+        return np.full(x.shape[:2] + (8,), -5.0)
+
+
+def test_copy_task_batches_and_bit_error_metric():
+    recipe = load_recipe("ntm-copy")
+    x, y, w = recipe.copy_batch(np.random.default_rng(0), 4, 3)
+    assert x.shape == (4, 7, 9) and y.shape == (4, 7, 8) and w.shape == (4, 7)
+    np.testing.assert_array_equal(x[:, 3, 8], 1.0)  # the delimiter
+    np.testing.assert_array_equal(x[:, 4:], 0.0)  # nothing during recall
+    np.testing.assert_array_equal(y[:, 4:], x[:, :3, :8])
+    np.testing.assert_array_equal(w, [[0, 0, 0, 0, 1, 1, 1]] * 4)
+    assert recipe.bit_errors(_Oracle(), 5, 32) == 0.0
+    # Predicting all zeros misses every 1 bit: about half of 8 x L.
+    assert 15.0 < recipe.bit_errors(_Zeros(), 5, 256) < 25.0
+
+
+@pytest.mark.skipif(
+    "ntm-copy" not in zoo.list_models(),
+    reason="ntm-copy is not registered in the zoo yet (see zoo/ntm-copy/card.md)",
+)
+def test_ntm_copy_artifact_matches_its_card():
+    recipe = load_recipe("ntm-copy")
+    entry = zoo.info("ntm-copy")
+    model = zoo.load("ntm-copy")
+    value = recipe.bit_errors(model, 10, 256)
+    np.testing.assert_allclose(
+        value, entry["metrics"]["test_bit_errors_per_sequence_L10"], atol=1e-3
+    )
