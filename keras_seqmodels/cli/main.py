@@ -14,6 +14,8 @@ COMMAND_MODULES = [
     "keras_seqmodels.cli.recipe_commands",
     "keras_seqmodels.cli.tag_commands",
     "keras_seqmodels.cli.generate_commands",
+    "keras_seqmodels.cli.translate_commands",
+    "keras_seqmodels.cli.export_commands",
 ]
 
 

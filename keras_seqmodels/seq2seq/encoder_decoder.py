@@ -160,6 +160,8 @@ class EncoderDecoder(keras.Model):
 
     def _prepare(self, source_ids):
         source_ids = ops.convert_to_tensor(source_ids, "int32")
+        if not self.built:
+            self.build((tuple(source_ids.shape), (source_ids.shape[0], None)))
         memory = self.encoder(source_ids, training=False)
         prepared = tuple(self.decoder.prepare_memory(memory))
         state = self.decoder.initial_state(memory)

@@ -21,9 +21,11 @@ class RecurrentEncoder(keras.layers.Layer):
     bidirectional). The context C is the sequence of top-layer states (for
     attention) and the final states of the top layer (the summary).
 
-    New relative to Keras: the backward direction honours the padding mask
-    (it starts at each sequence's last real token, not at the padded end),
-    and the summary of both directions is returned for bridging to a decoder.
+    New relative to Keras: the backward direction starts at each sequence's
+    last real token, not at the padded end (each row is reversed within its
+    own length, which needs no mask inside the time loop), and the summary
+    of both directions is returned for bridging to a decoder. Padding must
+    come after the tokens (id 0 at the end of each row).
 
     Args:
         vocabulary_size: number of source token ids (id 0 is padding).
@@ -102,7 +104,6 @@ class RecurrentEncoder(keras.layers.Layer):
                         CELLS[cell_type](units),
                         return_sequences=True,
                         return_state=True,
-                        go_backwards=True,
                         name=f"backward_{i}",
                     )
                 )
@@ -126,17 +127,30 @@ class RecurrentEncoder(keras.layers.Layer):
 
     def call(self, source_ids, training=False):
         mask = ops.not_equal(source_ids, 0)
+        lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
+        # Padding comes after the tokens, so instead of masking inside the
+        # time loop the encoder reads each sentence reversed within its own
+        # length (for the backward direction) and picks the state at the
+        # last real position (for the summary). This is exact, runs with
+        # an unknown time dimension under tf.function, and skips the
+        # per-step mask selects.
+        last = ops.expand_dims(ops.expand_dims(ops.maximum(lengths - 1, 0), 1), 2)
+        reverse = _reverse_index(lengths, ops.shape(source_ids)[1])
+        keep = ops.expand_dims(ops.cast(mask, self.compute_dtype), -1)
         x = self.drop(self.embedding(source_ids), training=training)
         for i in range(self.num_layers):
-            out = self.forward_layers[i](x, mask=mask, training=training)
-            seq, summary = out[0], out[1]
+            seq = self.forward_layers[i](x, training=training)[0]
+            summary = ops.take_along_axis(seq, last, axis=1)[:, 0]
             if self.bidirectional:
-                back = self.backward_layers[i](x, mask=mask, training=training)
-                # The backward layer returns its outputs in reading order
-                # (last position first); flip them back into source order.
-                seq = ops.concatenate([seq, ops.flip(back[0], axis=1)], axis=-1)
-                summary = ops.concatenate([summary, back[1]], axis=-1)
-            x = seq
+                x_rev = ops.take_along_axis(x, reverse, axis=1)
+                back = self.backward_layers[i](x_rev, training=training)[0]
+                summary = ops.concatenate(
+                    [summary, ops.take_along_axis(back, last, axis=1)[:, 0]], axis=-1
+                )
+                seq = ops.concatenate(
+                    [seq, ops.take_along_axis(back, reverse, axis=1)], axis=-1
+                )
+            x = seq * keep
             if i + 1 < self.num_layers:
                 x = self.drop(x, training=training)
         return x, summary, mask
@@ -160,3 +174,10 @@ class RecurrentEncoder(keras.layers.Layer):
             "dropout": self.dropout,
         }
         return {**super().get_config(), **config}
+
+
+def _reverse_index(lengths, time):
+    """Index ``(batch, time, 1)`` that reverses each row within its length."""
+    t = ops.expand_dims(ops.arange(time, dtype="int32"), 0)
+    n = ops.expand_dims(ops.cast(lengths, "int32"), 1)
+    return ops.expand_dims(ops.where(t < n, n - 1 - t, t), -1)

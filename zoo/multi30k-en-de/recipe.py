@@ -67,6 +67,7 @@ def _parser():
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--learning-rate", type=float, default=2e-3)
     p.add_argument("--label-smoothing", type=float, default=0.1)
+    p.add_argument("--dropout", type=float, default=MODEL_CONFIG["dropout"])
     p.add_argument("--min-count", type=int, default=2)
     p.add_argument("--strategy", default="default",
                    help="default|mirrored|multi-worker|tpu (TensorFlow only)")
@@ -75,6 +76,8 @@ def _parser():
                    help="a .keras Translator to evaluate (default: the zoo's)")
     p.add_argument("--split", default="test2016", choices=["val", "test2016"])
     p.add_argument("--beam", type=int, default=5, help="beam size (1 = greedy)")
+    p.add_argument("--alpha", type=float, default=None,
+                   help="length-normalisation exponent (default: the model's)")
     p.add_argument("--limit", type=int, default=None, help="first N sentences only")
     p.add_argument("--batch", type=int, default=64, help="sentences per decode call")
     p.add_argument("--output", default=None, help="write the translations here")
@@ -123,35 +126,45 @@ def prepare(args):
 # fit ---------------------------------------------------------------------
 
 
-def _batches(source, target, batch_size, shuffle, seed=0, multiple=8):
-    """Length-bucketed batches, each padded to a multiple of ``multiple``."""
+WIDTHS = (16, 24, 32, 48, 64, 96, 128)
+
+
+def _batches(source, target, batch_size, shuffle, seed=0):
+    """Length-bucketed batches of a few fixed shapes.
+
+    Each batch holds sentences of similar length, padded (source and target
+    alike) to the next width in ``WIDTHS`` and, if short, with empty rows up
+    to ``batch_size``: a handful of shapes, so a compiled backend (JAX, XLA)
+    traces the training step a handful of times instead of once per batch.
+    Empty rows have no target tokens and add nothing to the loss.
+    """
     rng = np.random.default_rng(seed)
-    order = np.argsort((source > 0).sum(1) + rng.random(len(source)), kind="stable")
+    length = np.maximum((source > 0).sum(1), (target > 0).sum(1) - 1)
+    order = np.argsort(length + rng.random(len(source)), kind="stable")
     batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     if shuffle:
         rng.shuffle(batches)
-
-    def pad(a, rows):
-        width = int((a[rows] > 0).sum(1).max())
-        width = -(-width // multiple) * multiple
-        return a[rows, :width]
-
     out = []
     for rows in batches:
-        src = pad(source, rows)
-        tgt = pad(target, rows)
+        need = int(length[rows].max())
+        width = next((w for w in WIDTHS if w >= need), need)
+        src = np.zeros((batch_size, width), np.int32)
+        tgt = np.zeros((batch_size, width + 1), np.int32)
+        s, t = source[rows, :width], target[rows, : width + 1]
+        src[: len(rows), : s.shape[1]] = s
+        tgt[: len(rows), : t.shape[1]] = t
         # Decoder input: the target behind <s>; label: the target itself
         # (the arrays hold <s> y </s>).
         out.append(((src, tgt[:, :-1]), tgt[:, 1:]))
     return out
 
 
-def build_core(vocab):
+def build_core(vocab, **overrides):
     from keras_seqmodels.seq2seq import EncoderDecoder
 
     return EncoderDecoder(
         len(vocab["source"]) + 2, len(vocab["target"]) + 2,
-        start_id=2, end_id=3, **MODEL_CONFIG,
+        start_id=2, end_id=3, **{**MODEL_CONFIG, **overrides},
     )
 
 
@@ -164,7 +177,7 @@ def fit(args):
     with open(os.path.join(args.work_dir, "vocab.json"), encoding="utf-8") as f:
         vocab = json.load(f)
     keras.utils.set_random_seed(1)
-    model = build_core(vocab)
+    model = build_core(vocab, dropout=args.dropout)
     steps = -(-len(data["train_source"]) // args.batch_size)
     schedule = keras.optimizers.schedules.CosineDecay(
         args.learning_rate, decay_steps=steps * args.epochs, alpha=0.05,
@@ -175,7 +188,8 @@ def fit(args):
         loss=MaskedSparseCrossentropy(label_smoothing=args.label_smoothing),
         metrics=[MaskedAccuracy()],
     )
-    val = _batches(data["val_source"], data["val_target"], 256, shuffle=False)
+    val = _batches(data["val_source"], data["val_target"], args.batch_size,
+                   shuffle=False)
 
     class Epochs(keras.utils.PyDataset):
         def __init__(self):
@@ -221,10 +235,17 @@ def fit(args):
         ],
     )
     elapsed = time.time() - start
+    # The .h5 checkpoint also holds the optimizer's slots; keep the model's
+    # weights alone (float32, in ``model.weights`` order) for assembling.
+    model.load_weights(best)
+    np.savez(os.path.join(args.work_dir, "best_weights.npz"),
+             *[np.asarray(w) for w in model.get_weights()])
     hist = {k: [float(x) for x in v] for k, v in history.history.items()}
     with open(os.path.join(args.work_dir, "history.json"), "w") as f:
-        json.dump({"history": hist, "seconds": elapsed, "backend": keras.backend.backend(),
-                   "config": MODEL_CONFIG, "args": vars(args)}, f, indent=1)
+        json.dump({"history": hist, "seconds": elapsed,
+                   "backend": keras.backend.backend(),
+                   "config": {**MODEL_CONFIG, "dropout": args.dropout},
+                   "args": vars(args)}, f, indent=1)
     print(f"trained {args.epochs} epochs in {elapsed:.0f} s; best val_loss "
           f"{min(hist['val_loss']):.4f} at epoch {int(np.argmin(hist['val_loss'])) + 1}")
 
@@ -239,11 +260,17 @@ def assemble(args):
 
     with open(os.path.join(args.work_dir, "vocab.json"), encoding="utf-8") as f:
         vocab = json.load(f)
-    core = build_core(vocab)
+    core = build_core(vocab, dropout=args.dropout)
     core.build(((None, None), (None, None)))
-    core.load_weights(args.weights or os.path.join(args.work_dir, "best.weights.h5"))
+    weights = args.weights or os.path.join(args.work_dir, "best_weights.npz")
+    if weights.endswith(".npz"):
+        stored = np.load(weights)
+        core.set_weights([stored[f"arr_{i}"] for i in range(len(stored.files))])
+    else:
+        core.load_weights(weights)
+    # alpha=1.0 was selected on val (beam 5: 38.56 BLEU vs 38.20 at 0.6).
     model = Translator(core, vocab["source"], vocab["target"], beam_size=5,
-                       name="translator")
+                       alpha=1.0, name="translator")
     model.build()
     path = os.path.join(args.work_dir, f"{NAME}.keras")
     model.save(path)
@@ -282,6 +309,8 @@ def evaluate(args):
         from keras_seqmodels import zoo
 
         model = zoo.load(NAME)
+    if args.alpha is not None:
+        model.alpha = args.alpha
     raw = os.path.join(args.data_dir, "raw")
     en, de = read_split(raw, args.split, os.path.join(args.work_dir, "tfds"))
     if args.limit:
@@ -293,7 +322,8 @@ def evaluate(args):
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write("\n".join(hyp) + "\n")
-    result = {"split": args.split, "beam": args.beam, "sentences": len(en),
+    result = {"split": args.split, "beam": args.beam, "alpha": model.alpha,
+              "sentences": len(en),
               "bleu": round(bleu.score, 2), "signature": str(bleu),
               "decode_seconds": round(seconds, 1)}
     print(json.dumps(result))
