@@ -47,7 +47,7 @@ class RecursiveNN(RecursiveLayer):
     >>> batch = ks.trees.encode([ks.trees.balanced_tree(5), ks.trees.balanced_tree(2)])
     >>> x = np.ones(batch["levels"].shape + (4,), "float32")
     >>> nodes, root = ks.layers.RecursiveNN(4)([x, batch["children"], batch["levels"]])
-    >>> nodes.shape, root.shape
+    >>> tuple(nodes.shape), tuple(root.shape)
     ((2, 9, 4), (2, 4))
 
     Reference:

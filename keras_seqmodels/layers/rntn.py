@@ -42,7 +42,7 @@ class RNTN(RecursiveLayer):
     >>> import numpy as np, keras_seqmodels as ks
     >>> batch = ks.trees.encode([ks.trees.parse_ptb("(3 (2 a) (3 (2 b) (4 c)))")])
     >>> x = np.ones((1, 5, 3), "float32")
-    >>> ks.layers.RNTN(3)([x, batch["children"], batch["levels"]])[1].shape
+    >>> tuple(ks.layers.RNTN(3)([x, batch["children"], batch["levels"]])[1].shape)
     (1, 3)
 
     Reference:

@@ -68,7 +68,7 @@ class TreeLSTM(RecursiveLayer):
     >>> batch = ks.trees.encode([ks.trees.from_heads([2, 0, 2, 3])])
     >>> x = np.ones((1, 4, 3), "float32")
     >>> layer = ks.layers.TreeLSTM(5, variant="child_sum")
-    >>> [t.shape for t in layer([x, batch["children"], batch["levels"]])]
+    >>> [tuple(t.shape) for t in layer([x, batch["children"], batch["levels"]])]
     [(1, 4, 5), (1, 5)]
 
     Reference:
