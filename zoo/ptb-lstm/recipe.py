@@ -208,7 +208,9 @@ def train(args):
         steps_per_epoch=per_epoch,
         verbose=2,
         callbacks=[
-            keras.callbacks.BackupAndRestore(os.path.join(args.run_dir, "backup")),
+            keras.callbacks.BackupAndRestore(
+                os.path.join(args.run_dir, "backup"), delete_checkpoint=False
+            ),
             Select(),
         ],
     )

@@ -267,7 +267,9 @@ def train(args):
         epochs=args.epochs,
         verbose=2,
         callbacks=[
-            keras.callbacks.BackupAndRestore(os.path.join(args.run_dir, "backup")),
+            keras.callbacks.BackupAndRestore(
+                os.path.join(args.run_dir, "backup"), delete_checkpoint=False
+            ),
             selection.callback,
             keras.callbacks.LearningRateScheduler(
                 lambda epoch, lr: args.lr * (args.lr_decay**epoch)

@@ -1,0 +1,28 @@
+"""Smoke tests: the zoo examples run end to end with tiny settings and learn."""
+
+import importlib.util
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def load_example(name):
+    path = os.path.join(ROOT, "examples", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bidirectional_tagger_beats_the_majority_baseline():
+    result = load_example("bidirectional_tagger").main(["--epochs", "3", "--limit", "120"])
+    assert result["loss"][-1] < result["loss"][0]
+    assert result["accuracy"] > result["baseline"] + 0.1
+
+
+def test_char_lm_beats_the_uniform_baseline():
+    result = load_example("char_lm").main(
+        ["--epochs", "2", "--units", "32", "--limit", "6000", "--sample", "20"]
+    )
+    assert result["bpc"] < result["uniform_bpc"] - 1.0
+    assert result["sample"].startswith("The ") and len(result["sample"]) == 24
