@@ -15,7 +15,7 @@ batch 32; p50/p99 of the per-request latency are reported. Without
 
     python benchmarks/distributed_throughput.py --out benchmarks/results/distributed.json
     python benchmarks/distributed_throughput.py --skip-training \\
-        --saved-model /tmp/translator --string-input "ein mann fährt fahrrad ."
+        --zoo-model multi30k-en-de --string-input "A man is riding a bicycle."
 """
 
 import argparse
@@ -150,7 +150,12 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--requests", type=int, default=200)
-    parser.add_argument("--saved-model", default=None)
+    parser.add_argument("--saved-model", default=None, help="time this SavedModel")
+    parser.add_argument(
+        "--zoo-model",
+        default=None,
+        help="export this zoo model (keras_seqmodels.export) and time it",
+    )
     parser.add_argument("--string-input", default=None)
     parser.add_argument("--skip-training", action="store_true")
     parser.add_argument("--out", default=None)
@@ -172,7 +177,12 @@ def main(argv=None):
         )
     with tempfile.TemporaryDirectory() as tmp:
         export_dir = args.saved_model
-        if export_dir is None:
+        if args.zoo_model:
+            from keras_seqmodels import export
+
+            export_dir = export.export(args.zoo_model, os.path.join(tmp, "zoo"))
+            report["served_model"] = {"zoo": args.zoo_model}
+        elif export_dir is None:
             export_dir = os.path.join(tmp, "lstm")
             report["served_model"] = export_small_model(export_dir, args)
         else:
