@@ -113,7 +113,11 @@ def train(args):
         raise ValueError(f"{NAME}: --strategy {args.strategy} needs KERAS_BACKEND=tensorflow")
     steps = args.epochs * -(-len(x_train) // args.batch_size)
     with strategy_scope or _null():
-        model = build_model(args.units, args.units2, args.cell, args.dropout)
+        if args.init_from:
+            # Continue training a saved model (a second, lower-rate schedule).
+            model = keras.saving.load_model(args.init_from, compile=False)
+        else:
+            model = build_model(args.units, args.units2, args.cell, args.dropout)
         schedule = keras.optimizers.schedules.CosineDecay(
             args.learning_rate, decay_steps=steps, alpha=0.05
         )
@@ -225,6 +229,7 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--init-from", default=None, help="train: start from this .keras model")
     parser.add_argument(
         "--register", action="store_true", help="with evaluate --model: ship it in the zoo"
     )
