@@ -54,7 +54,9 @@ def main(argv=None):
     length = max(len(s) for st, q, _ in flat for s in st + [q])
 
     def arrays(parts):
-        return babi.vectorize([e for p in parts for e in p], vocab, args.memory_size, length, length)
+        return babi.vectorize(
+            [e for p in parts for e in p], vocab, args.memory_size, length, length
+        )
 
     stories, queries, answers = arrays(train)
     net = MemoryNetwork(len(vocab), 20, args.memory_size, hops=3, return_attention=True)
@@ -78,7 +80,7 @@ def main(argv=None):
     att = keras.Model([s_in, q_in], attention).predict((s, q), verbose=0)[0]
     story, question, answer = test[0][0]
     print("question:", " ".join(question), "->", answer)
-    recent = list(reversed(story[-args.memory_size:]))
+    recent = list(reversed(story[-args.memory_size :]))
     for slot, sentence in enumerate(recent[:5]):
         hops = " ".join(f"{p:.2f}" for p in att[:, slot])
         print(f"  hops {hops}  | {' '.join(sentence)}")

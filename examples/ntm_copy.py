@@ -59,7 +59,6 @@ def plot(model, x, path):
 
 def main(argv=None):
     import keras
-
     import recipe
 
     parser = argparse.ArgumentParser()
@@ -84,8 +83,10 @@ def main(argv=None):
         if (step + 1) % 100 == 0:
             print(f"step {step + 1}: loss {float(loss):.4f}", flush=True)
     errors = recipe.bit_errors(model, args.max_length, 64)
-    print(f"bit errors per sequence at length {args.max_length}: {errors:.3f} "
-          f"(chance: {4 * args.max_length})")
+    print(
+        f"bit errors per sequence at length {args.max_length}: {errors:.3f} "
+        f"(chance: {4 * args.max_length})"
+    )
     if args.plot:
         x, _, _ = recipe.copy_batch(np.random.default_rng(1), 1, args.max_length)
         plot(model, x, args.plot)

@@ -111,9 +111,7 @@ class MemoryNetwork(keras.layers.Layer):
         name = type(self).__name__
         self.vocab_size = validation.check_positive_int(name, "vocab_size", vocab_size)
         self.embed_dim = validation.check_positive_int(name, "embed_dim", embed_dim)
-        self.memory_size = validation.check_positive_int(
-            name, "memory_size", memory_size
-        )
+        self.memory_size = validation.check_positive_int(name, "memory_size", memory_size)
         self.hops = validation.check_positive_int(name, "hops", hops)
         self.position_encoding = bool(position_encoding)
         self.temporal_encoding = bool(temporal_encoding)
@@ -185,9 +183,7 @@ class MemoryNetwork(keras.layers.Layer):
         position = ops.cast(ops.arange(1, tokens.shape[-1] + 1), dtype) / length
         weighted = ops.sum(one_hot * ops.expand_dims(position, -1), axis=-2)
         k = ops.cast(ops.arange(1, self.embed_dim + 1), dtype) / self.embed_dim
-        return (1.0 - k) * encoded + (2.0 * k - 1.0) * self._project(
-            weighted, embeddings
-        )
+        return (1.0 - k) * encoded + (2.0 * k - 1.0) * self._project(weighted, embeddings)
 
     def _project(self, bags, embeddings):
         """Bags ``(batch, [slots,] vocab)`` times every E_k: ``(k, batch, [slots,] d)``."""
@@ -240,8 +236,6 @@ class MemoryNetwork(keras.layers.Layer):
             "temporal_encoding": self.temporal_encoding,
             "linear_start": self.linear_start,
             "return_attention": self.return_attention,
-            "embeddings_initializer": keras.initializers.serialize(
-                self.embeddings_initializer
-            ),
+            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
         }
         return {**super().get_config(), **config}

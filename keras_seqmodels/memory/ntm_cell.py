@@ -116,9 +116,7 @@ class NTMCell(keras.layers.Layer):
         name = type(self).__name__
         self.units = validation.check_positive_int(name, "units", units)
         self.memory_size = validation.check_positive_int(name, "memory_size", memory_size)
-        self.memory_width = validation.check_positive_int(
-            name, "memory_width", memory_width
-        )
+        self.memory_width = validation.check_positive_int(name, "memory_width", memory_width)
         self.read_heads = validation.check_positive_int(name, "read_heads", read_heads)
         self.write_heads = validation.check_positive_int(name, "write_heads", write_heads)
         if isinstance(shift_range, bool) or not isinstance(shift_range, int) or shift_range < 0:
@@ -247,9 +245,7 @@ class NTMCell(keras.layers.Layer):
         if self.learn_initial_state and self.built:
             memory = ops.cast(self.initial_memory, dtype)
             read_w = ops.softmax(ops.cast(self.initial_read_logits, dtype) + _FOCUS * focus)
-            write_w = ops.softmax(
-                ops.cast(self.initial_write_logits, dtype) + _FOCUS * focus
-            )
+            write_w = ops.softmax(ops.cast(self.initial_write_logits, dtype) + _FOCUS * focus)
         else:
             memory = ops.full((n, m), _CONSTANT_MEMORY, dtype=dtype)
             read_w = ops.tile(focus[None, :], (self.read_heads, 1))
@@ -323,7 +319,9 @@ class NTMCell(keras.layers.Layer):
             last = ops.cast(ops.arange(self.memory_size) == self.memory_size - 1, weights.dtype)
             chosen = chosen + none * last
         else:
-            chosen = ops.one_hot(ops.argmax(weights, axis=-1), self.memory_size, dtype=weights.dtype)
+            chosen = ops.one_hot(
+                ops.argmax(weights, axis=-1), self.memory_size, dtype=weights.dtype
+            )
         chosen = ops.stop_gradient(chosen)
         hard = addressing.read(memory, chosen)
         log_p = ops.sum(chosen * ops.log(weights + addressing.EPSILON), axis=-1)
@@ -373,9 +371,7 @@ class NTMCell(keras.layers.Layer):
             "learn_initial_state": self.learn_initial_state,
             "read_mode": self.read_mode,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "recurrent_initializer": keras.initializers.serialize(
-                self.recurrent_initializer
-            ),
+            "recurrent_initializer": keras.initializers.serialize(self.recurrent_initializer),
             "bias_initializer": keras.initializers.serialize(self.bias_initializer),
         }
         return {**super().get_config(), **config}

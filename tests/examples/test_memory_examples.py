@@ -30,8 +30,14 @@ def test_ntm_copy_example_trains_and_plots(tmp_path):
 def test_memory_network_babi_example_on_the_sample():
     example = load_example("memory_network_babi")
     errors = example.main(
-        ["--data-dir", os.path.join(ROOT, "tests", "fixtures", "babi"), "--epochs", "2",
-         "--memory-size", "6"]
+        [
+            "--data-dir",
+            os.path.join(ROOT, "tests", "fixtures", "babi"),
+            "--epochs",
+            "2",
+            "--memory-size",
+            "6",
+        ]
     )
     assert set(errors) == {1}
     assert np.isfinite(errors[1]) and 0.0 <= errors[1] <= 100.0

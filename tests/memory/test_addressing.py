@@ -42,9 +42,7 @@ def test_interpolate_shift_sharpen_match_numpy():
     s = simplex(rng, (2, 3, 5))
     gamma = 1 + rng.uniform(0, 3, (2, 3))
     wg = addressing.interpolate(t(wc), t(prev), t(g))
-    np.testing.assert_allclose(
-        np_(wg), g[:, :, None] * wc + (1 - g[:, :, None]) * prev, atol=ATOL
-    )
+    np.testing.assert_allclose(np_(wg), g[:, :, None] * wc + (1 - g[:, :, None]) * prev, atol=ATOL)
     shifted = addressing.shift(wg, t(s))
     np.testing.assert_allclose(np_(shifted), ref.shift(np_(wg), s), atol=ATOL)
     sharp = addressing.sharpen(shifted, t(gamma))
@@ -99,9 +97,7 @@ def test_full_address_matches_numpy():
     beta, g = rng.uniform(0, 5, (2, 1)), rng.uniform(0, 1, (2, 1))
     s, gamma = simplex(rng, (2, 1, 3)), 1 + rng.uniform(0, 3, (2, 1))
     got = addressing.address(*(t(v) for v in (memory, prev, k, beta, g, s, gamma)))
-    np.testing.assert_allclose(
-        np_(got), ref.address(memory, prev, k, beta, g, s, gamma), atol=ATOL
-    )
+    np.testing.assert_allclose(np_(got), ref.address(memory, prev, k, beta, g, s, gamma), atol=ATOL)
 
 
 def test_zero_keys_and_zero_memory_stay_finite_with_finite_gradients():
@@ -158,4 +154,6 @@ def test_addressing_gradients_match_finite_differences():
         minus[idx] -= eps
         f = lambda kk: (ref.address(memory, prev, kk, beta, g, s, gamma) * proj).sum()  # noqa: E731
         numeric[idx] = (f(plus) - f(minus)) / (2 * eps)
-    np.testing.assert_allclose(grad, numeric, atol=1e-7 if F64 else 1e-4, rtol=1e-5 if F64 else 1e-2)
+    np.testing.assert_allclose(
+        grad, numeric, atol=1e-7 if F64 else 1e-4, rtol=1e-5 if F64 else 1e-2
+    )

@@ -16,8 +16,10 @@ def test_read_babi_stories_exclude_questions():
     story, question, answer = examples[0]
     # The file starts: "1 John travelled to the hallway." "2 Mary journeyed to
     # the bathroom." "3 Where is John?  hallway  1".
-    assert story == [["john", "travelled", "to", "the", "hallway"],
-                     ["mary", "journeyed", "to", "the", "bathroom"]]
+    assert story == [
+        ["john", "travelled", "to", "the", "hallway"],
+        ["mary", "journeyed", "to", "the", "bathroom"],
+    ]
     assert question == ["where", "is", "john"]
     assert answer == "hallway"
     # The second question's story has four statements, no questions.
@@ -34,9 +36,7 @@ def test_vectorize_puts_the_most_recent_statement_first():
     vocab = babi.build_vocabulary(examples)
     stories, queries, answers = babi.vectorize(examples, vocab, 3, 2, 2)
     index = {w: i for i, w in enumerate(vocab)}
-    np.testing.assert_array_equal(
-        stories[0], [[index["c"], 0], [index["a"], index["b"]], [0, 0]]
-    )
+    np.testing.assert_array_equal(stories[0], [[index["c"], 0], [index["a"], index["b"]], [0, 0]])
     assert queries[0].tolist() == [index["q"], 0]
     assert answers[0] == index["c"]
 

@@ -104,19 +104,23 @@ def test_gradients_match_finite_differences():
     g_emb, g_temp = compute_gradients(loss, [layer.embeddings, layer.temporal_embeddings])
     rng = np.random.default_rng(9)
     eps = 1e-6
-    for grad, base, which in ((g_emb, emb, 0), (g_temp, temporal, 1)):
+    for grad, which in ((g_emb, 0), (g_temp, 1)):
         used = np.unique(np.concatenate([stories.ravel(), queries.ravel()]))
         for _ in range(6):
-            idx = (rng.integers(HOPS + 1), rng.choice(used[used > 0]) if which == 0
-                   else rng.integers(S), rng.integers(D))
+            idx = (
+                rng.integers(HOPS + 1),
+                rng.choice(used[used > 0]) if which == 0 else rng.integers(S),
+                rng.integers(D),
+            )
             vals = []
             for sign in (1, -1):
                 e, t = emb.copy(), temporal.copy()
                 (e if which == 0 else t)[idx] += sign * eps
                 vals.append((ref.memn2n_forward(stories, queries, e, t, HOPS)[0] * proj).sum())
             numeric = (vals[0] - vals[1]) / (2 * eps)
-            np.testing.assert_allclose(grad[idx], numeric, atol=1e-6 if F64 else 1e-3,
-                                       rtol=1e-5 if F64 else 1e-3)
+            np.testing.assert_allclose(
+                grad[idx], numeric, atol=1e-6 if F64 else 1e-3, rtol=1e-5 if F64 else 1e-3
+            )
 
 
 def test_validation():

@@ -71,8 +71,9 @@ def test_weightings_sum_to_one_and_states_finite_with_zero_inputs():
 
 def test_zero_memory_and_zero_keys_give_finite_gradients():
     # Zero weights give zero keys; the fixed initial memory is ~0.
-    layer = make_ntm(learn_initial_state=False, kernel_initializer="zeros",
-                     recurrent_initializer="zeros")
+    layer = make_ntm(
+        learn_initial_state=False, kernel_initializer="zeros", recurrent_initializer="zeros"
+    )
     x = np.zeros((1, 3, 3), DTYPE)
     layer.build(x.shape)
 
@@ -111,7 +112,10 @@ def test_gradients_match_finite_differences():
                 values.append((out * proj).sum())
             numeric = (values[0] - values[1]) / (2 * eps)
             np.testing.assert_allclose(
-                grad[idx], numeric, atol=1e-6 if F64 else 1e-4, rtol=1e-5 if F64 else 1e-3,
+                grad[idx],
+                numeric,
+                atol=1e-6 if F64 else 1e-4,
+                rtol=1e-5 if F64 else 1e-3,
                 err_msg=name,
             )
 

@@ -54,8 +54,9 @@ def test_seqmodels_evaluate_babi_prints_the_mean_error_last():
     with contextlib.redirect_stdout(out):
         assert main(["evaluate", "babi-memn2n", "--data-dir", SAMPLE]) == 0
     last = out.getvalue().strip().splitlines()[-1]
-    np.testing.assert_allclose(float(last), zoo.info("babi-memn2n")["sample_error_percent"],
-                               atol=0.01)
+    np.testing.assert_allclose(
+        float(last), zoo.info("babi-memn2n")["sample_error_percent"], atol=0.01
+    )
 
 
 class _Oracle:

@@ -40,9 +40,7 @@ def default_data_dir():
 def resolve_data_dir(path):
     """Accept the shared data root, its ``babi`` folder or the ``en`` folder."""
     if path is None:
-        raise FileNotFoundError(
-            f"{NAME}: no --data-dir given and ../shared/data does not exist"
-        )
+        raise FileNotFoundError(f"{NAME}: no --data-dir given and ../shared/data does not exist")
     for candidate in (path, os.path.join(path, "en"), os.path.join(path, "babi", "en")):
         if os.path.isdir(candidate) and any(
             f.startswith("qa") and f.endswith(".txt") for f in os.listdir(candidate)
@@ -141,9 +139,7 @@ def train(args):
                 np.flatnonzero((lengths > lo) & (lengths <= hi))
                 for lo, hi in ((-1, 8), (8, 16), (16, 32), (32, MEMORY_SIZE))
             ]
-            self.batch_count = sum(
-                int(np.ceil(len(g) / batch_size)) for g in self.groups
-            )
+            self.batch_count = sum(int(np.ceil(len(g) / batch_size)) for g in self.groups)
             self.on_epoch_end()
 
         def __len__(self):
@@ -154,8 +150,7 @@ def train(args):
             for group in self.groups:
                 order = self.rng.permutation(group)
                 batches += [
-                    order[i : i + self.batch_size]
-                    for i in range(0, len(order), self.batch_size)
+                    order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)
                 ]
             self.batches = [batches[i] for i in self.rng.permutation(len(batches))]
             self.noisy = babi.insert_empty_memories(self.stories, self.rate, self.rng)
