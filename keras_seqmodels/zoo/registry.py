@@ -42,6 +42,7 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
     fd, tmp = tempfile.mkstemp(dir=ARTIFACT_DIR, prefix=".tmp-")
     os.close(fd)
     shutil.copyfile(artifact, tmp)
+    os.chmod(tmp, 0o644)  # mkstemp makes files private; package data must be readable
     os.replace(tmp, os.path.join(ARTIFACT_DIR, filename))
     path = os.path.join(ARTIFACT_DIR, filename)
     recorded_assets = {}
@@ -50,6 +51,7 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
         fd, tmp = tempfile.mkstemp(dir=ARTIFACT_DIR, prefix=".tmp-")
         os.close(fd)
         shutil.copyfile(source, tmp)
+        os.chmod(tmp, 0o644)
         target = os.path.join(ARTIFACT_DIR, asset_name)
         os.replace(tmp, target)
         recorded_assets[key] = {"file": asset_name, "sha256": sha256_of(target)}
