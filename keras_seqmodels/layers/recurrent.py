@@ -313,9 +313,15 @@ class Recurrent(keras.layers.Layer):
             # Masking is done here rather than by the backend loop so that it
             # works for states of any rank and shape on every backend. The
             # last unmasked output is carried as an extra state.
-            mask = ops.cast(mask, self.cell.compute_dtype)
+            mask = ops.cast(mask, loop_inputs.dtype)
             mask = ops.transpose(mask, (1, 0)) if time_major else mask
-            loop_inputs = (loop_inputs, ops.expand_dims(mask, -1))
+            # The mask rides along as one more feature, not as a second loop
+            # input: TensorFlow's loop reads ``inputs.shape`` when the number
+            # of steps is unknown (a padded batch in a tf.function, a
+            # SavedModel signature), which fails on a tuple.
+            loop_inputs = ops.concatenate(
+                [loop_inputs, ops.expand_dims(mask, -1)], axis=-1
+            )
             batch = ops.shape(sequences)[0]
             out_size = self._output_size()
             out_size = (out_size,) if isinstance(out_size, int) else tuple(out_size)
@@ -325,7 +331,7 @@ class Recurrent(keras.layers.Layer):
             zero_output = self.zero_output_for_mask
 
             def step(inputs_t, states):
-                x_t, m_t = inputs_t
+                x_t, m_t = inputs_t[..., :-1], inputs_t[..., -1:]
                 states = list(states)
                 core, previous = states[:-1], states[-1]
                 output, new_states = cell_step(x_t, core)

@@ -159,3 +159,18 @@ def test_empty_batch(cell, time):
     assert tuple(out.shape) == (0, time, 3)
     assert all(tuple(s.shape) == (0, 3) for s in states)
     record("bad input table", "empty output")
+
+
+@pytest.mark.tf_only
+def test_mask_with_unknown_length_inside_tf_function():
+    # What a padded tf.data batch or a SavedModel signature gives the layer.
+    import tensorflow as tf
+
+    rnn = ks.layers.Recurrent(ks.cells.GRUCell(3), return_sequences=True)
+    x = np.random.default_rng(0).standard_normal((2, 4, 5)).astype("float32")
+    mask = np.array([[1, 1, 1, 0], [1, 0, 0, 0]], bool)
+    eager = ops.convert_to_numpy(rnn(x, mask=mask))
+    spec = [tf.TensorSpec([None, None, 5]), tf.TensorSpec([None, None], tf.bool)]
+    graph = tf.function(lambda a, m: rnn(a, mask=m), input_signature=spec)
+    np.testing.assert_allclose(graph(x, mask).numpy(), eager, atol=1e-6)
+    record("bad input table", "unknown length + mask")
