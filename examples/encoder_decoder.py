@@ -51,9 +51,9 @@ def exact_match(tokens, target):
 
 def main(argv=None):
     p = argparse.ArgumentParser()
-    p.add_argument("--samples", type=int, default=6000)
+    p.add_argument("--samples", type=int, default=4000)
     p.add_argument("--max-len", type=int, default=10)
-    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--units", type=int, default=64)
     args = p.parse_args(argv)
 

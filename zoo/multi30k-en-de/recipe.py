@@ -21,6 +21,7 @@ Steps (each an action of ``main``; ``train`` runs the first three):
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -177,17 +178,23 @@ def fit(args):
     with open(os.path.join(args.work_dir, "vocab.json"), encoding="utf-8") as f:
         vocab = json.load(f)
     keras.utils.set_random_seed(1)
-    model = build_core(vocab, dropout=args.dropout)
-    steps = -(-len(data["train_source"]) // args.batch_size)
-    schedule = keras.optimizers.schedules.CosineDecay(
-        args.learning_rate, decay_steps=steps * args.epochs, alpha=0.05,
-        warmup_target=None,
-    )
-    model.compile(
-        optimizer=keras.optimizers.Adam(schedule, clipnorm=1.0),
-        loss=MaskedSparseCrossentropy(label_smoothing=args.label_smoothing),
-        metrics=[MaskedAccuracy()],
-    )
+    scope = contextlib.nullcontext()
+    if args.strategy != "default":  # tf.distribute: TensorFlow backend only
+        from keras_seqmodels.training import get_strategy
+
+        scope = get_strategy(args.strategy).scope()
+    with scope:
+        model = build_core(vocab, dropout=args.dropout)
+        model.build(((None, None), (None, None)))  # BackupAndRestore needs it
+        steps = -(-len(data["train_source"]) // args.batch_size)
+        schedule = keras.optimizers.schedules.CosineDecay(
+            args.learning_rate, decay_steps=steps * args.epochs, alpha=0.05,
+        )
+        model.compile(
+            optimizer=keras.optimizers.Adam(schedule, clipnorm=1.0),
+            loss=MaskedSparseCrossentropy(label_smoothing=args.label_smoothing),
+            metrics=[MaskedAccuracy()],
+        )
     val = _batches(data["val_source"], data["val_target"], args.batch_size,
                    shuffle=False)
 
