@@ -86,7 +86,7 @@ class MemoryNetwork(keras.layers.Layer):
     >>> net = ks.memory.MemoryNetwork(vocab_size=20, embed_dim=8, memory_size=5)
     >>> stories = np.random.randint(0, 20, (2, 5, 4))
     >>> queries = np.random.randint(1, 20, (2, 3))
-    >>> net([stories, queries]).shape
+    >>> tuple(net([stories, queries]).shape)
     (2, 20)
 
     Reference:

@@ -60,7 +60,7 @@ class NTM(keras.layers.Layer):
 
     >>> import numpy as np, keras_seqmodels as ks
     >>> ntm = ks.memory.NTM(16, memory_size=8, memory_width=4, return_sequences=True)
-    >>> ntm(np.ones((2, 5, 3), "float32")).shape
+    >>> tuple(ntm(np.ones((2, 5, 3), "float32")).shape)
     (2, 5, 20)
 
     Reference:

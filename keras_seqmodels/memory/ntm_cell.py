@@ -86,7 +86,7 @@ class NTMCell(keras.layers.Layer):
     >>> import numpy as np, keras_seqmodels as ks
     >>> cell = ks.memory.NTMCell(16, memory_size=8, memory_width=4)
     >>> layer = ks.layers.Recurrent(cell, return_sequences=True)
-    >>> layer(np.ones((2, 5, 3), "float32")).shape
+    >>> tuple(layer(np.ones((2, 5, 3), "float32")).shape)
     (2, 5, 20)
 
     Reference:
