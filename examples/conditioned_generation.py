@@ -44,7 +44,8 @@ def generation(mode, args, rng):
     model = keras.Model([x_in, c_in], keras.layers.Dense(1)(h))
     model.compile(keras.optimizers.Adam(1e-2, global_clipnorm=1.0), "mse")
     model.fit([x, eye[k]], y, batch_size=32, epochs=args.epochs, verbose=0)
-    pred = model.predict([x[:256], eye[k_test]], verbose=0)
+    x_test = np.zeros((len(k_test), args.steps, 1), "float32")
+    pred = model.predict([x_test, eye[k_test]], verbose=0)
     return float(np.sqrt(np.mean((pred - y_test) ** 2)))
 
 
@@ -59,7 +60,9 @@ def classification(args, rng):
             keras.layers.Dense(len(FREQS), activation="softmax"),
         ]
     )
-    model.compile(keras.optimizers.Adam(1e-2), "sparse_categorical_crossentropy", ["accuracy"])
+    model.compile(
+        keras.optimizers.Adam(1e-2), "sparse_categorical_crossentropy", metrics=["accuracy"]
+    )
     model.fit(y, k, batch_size=32, epochs=args.epochs, verbose=0)
     return float(model.evaluate(y_test, k_test, verbose=0)[1])
 

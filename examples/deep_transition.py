@@ -67,7 +67,7 @@ def main(argv=None):
             + layers()
             + [keras.layers.Dense(1, activation="sigmoid")]
         )
-        model.compile(keras.optimizers.Adam(1e-2), "binary_crossentropy", ["accuracy"])
+        model.compile(keras.optimizers.Adam(1e-2), "binary_crossentropy", metrics=["accuracy"])
         model.fit(x, y, batch_size=32, epochs=args.epochs, verbose=0)
         acc = float(model.evaluate(x_test, y_test, verbose=0)[1])
         results[name] = dict(accuracy=acc, weights=model.count_params())
