@@ -143,8 +143,18 @@ class EncoderDecoder(keras.Model):
         if isinstance(input_shape, dict):
             source_shape = input_shape["source_ids"]
             target_shape = input_shape["decoder_input_ids"]
-        else:
+        elif (
+            isinstance(input_shape, (list, tuple))
+            and len(input_shape) == 2
+            and all(isinstance(s, (list, tuple)) for s in input_shape)
+        ):
             source_shape, target_shape = input_shape
+        else:
+            raise ValueError(
+                f"{self.name}: inputs must be (source_ids, decoder_input_ids), "
+                "two int tensors (batch, source_time) and (batch, target_time). "
+                f"Received input shape {input_shape}"
+            )
         self.encoder.build(source_shape)
         self.decoder.build(target_shape)
         self.built = True

@@ -130,6 +130,14 @@ class Translator(keras.Model):
             self.model.build(((None, None), (None, None)))
         self.built = True
 
+    @property
+    def _default_save_signature(self):
+        # Keras's TensorFlow layer derives a default signature from the
+        # shapes of the first call with float inputs, which a model of
+        # strings cannot trace; exports declare their string signature
+        # explicitly (keras_seqmodels.export.translation).
+        return None
+
     # Text <-> ids (TensorFlow) -------------------------------------------
 
     def encode_source(self, strings):
