@@ -343,17 +343,31 @@ class Recurrent(keras.layers.Layer):
                 emitted = _select(m_t, output, ops.zeros_like(output)) if zero_output else kept
                 return emitted, new_states + [kept]
 
-        last_output, outputs, states = backend_rnn(
-            step,
-            loop_inputs,
-            loop_states,
-            go_backwards=self.go_backwards,
-            mask=None,
-            time_major=time_major,
-            unroll=self.unroll,
-            input_length=sequences.shape[1],
-            return_all_outputs=self.return_sequences,
-        )
+        def run_loop():
+            last, outs, new_states = backend_rnn(
+                step,
+                loop_inputs,
+                loop_states,
+                go_backwards=self.go_backwards,
+                mask=None,
+                time_major=time_major,
+                unroll=self.unroll,
+                input_length=sequences.shape[1],
+                return_all_outputs=self.return_sequences,
+            )
+            return last, outs, list(new_states)
+
+        if sequences.shape[1] is None and keras.backend.backend() == "tensorflow":
+            # A length known only at run time may be zero (an empty string
+            # in a served signature); TensorFlow's loop cannot stack an empty
+            # list of unknown shape, so zero steps skip the loop.
+            last_output, outputs, states = ops.cond(
+                ops.shape(sequences)[1] > 0,
+                run_loop,
+                lambda: self._no_steps(sequences, loop_states, time_major),
+            )
+        else:
+            last_output, outputs, states = run_loop()
         states = list(states)
         if mask is not None:
             last_output = states.pop()
@@ -371,6 +385,21 @@ class Recurrent(keras.layers.Layer):
         if self.return_state:
             return [output] + list(tree.flatten(states))
         return output
+
+    def _no_steps(self, sequences, loop_states, time_major):
+        """What the loop returns for zero steps: zero outputs, same states."""
+        batch = ops.shape(sequences)[0]
+        out = self._output_size()
+        out = (out,) if isinstance(out, int) else tuple(out)
+        dtype = self.cell.compute_dtype
+        last = ops.zeros((batch,) + out, dtype=dtype)
+        if not self.return_sequences:
+            outputs = ops.expand_dims(last, 0 if time_major else 1)
+        elif time_major:
+            outputs = ops.zeros((0, batch) + out, dtype=dtype)
+        else:
+            outputs = ops.zeros((batch, 0) + out, dtype=dtype)
+        return last, outputs, [ops.convert_to_tensor(s) for s in loop_states]
 
     def _empty_result(self, sequences, states):
         batch = ops.shape(sequences)[0]

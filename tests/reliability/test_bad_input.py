@@ -174,3 +174,30 @@ def test_mask_with_unknown_length_inside_tf_function():
     graph = tf.function(lambda a, m: rnn(a, mask=m), input_signature=spec)
     np.testing.assert_allclose(graph(x, mask).numpy(), eager, atol=1e-6)
     record("bad input table", "unknown length + mask")
+
+
+@pytest.mark.tf_only
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("return_sequences", [False, True])
+def test_zero_length_known_only_at_run_time(masked, return_sequences):
+    # An empty string in a served signature: zero steps inside a tf.function.
+    import tensorflow as tf
+
+    rnn = ks.layers.Recurrent(
+        ks.cells.LSTMCell(3), return_sequences=return_sequences, return_state=True
+    )
+    rnn.build((None, None, 5))
+    init = [np.full((2, 3), 0.5, "float32"), np.full((2, 3), -0.5, "float32")]
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, 5])])
+    def f(x):
+        mask = tf.ones(tf.shape(x)[:2], tf.bool) if masked else None
+        return rnn(x, initial_state=init, mask=mask)
+
+    out, h, c = f(tf.zeros((2, 0, 5)))
+    assert tuple(out.shape) == ((2, 0, 3) if return_sequences else (2, 3))
+    np.testing.assert_array_equal(h.numpy(), init[0])
+    np.testing.assert_array_equal(c.numpy(), init[1])
+    longer = f(tf.ones((2, 4, 5)))  # the same trace still runs the loop
+    assert not np.array_equal(longer[1].numpy(), init[0])
+    record("bad input table", "run-time zero length")
