@@ -14,6 +14,8 @@ so recipes compile with ``jit_compile=True``, batch with
 (``DistributedSetup.batch(padded_shapes=...)`` / ``bucket_batch``).
 """
 
+from keras_seqmodels.training.distribute_fixes import install_distribution_fixes
+
 STRATEGIES = ("default", "mirrored", "multi-worker", "tpu")
 
 
@@ -31,11 +33,13 @@ def get_strategy(name="default", tpu_address=None):
 
     if name not in STRATEGIES:
         raise ValueError(
-            f"get_strategy: `name` must be one of {list(STRATEGIES)}. "
-            f"Received: name={name!r}"
+            f"get_strategy: `name` must be one of {list(STRATEGIES)}. Received: name={name!r}"
         )
     if name == "default":
         return tf.distribute.get_strategy()
+    # Correct clipping and multi-worker fit for every model of this process
+    # (keras_seqmodels.training.distribute_fixes).
+    install_distribution_fixes()
     if name == "mirrored":
         if tf.config.list_logical_devices("GPU"):
             return tf.distribute.MirroredStrategy()

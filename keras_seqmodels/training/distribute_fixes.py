@@ -1,7 +1,10 @@
 """Corrections for two Keras 3 defects under ``tf.distribute``.
 
-Both are applied by ``keras_seqmodels.training.strategy_scope`` (its
-``compile``); call them directly when you compile a model yourself.
+``get_strategy`` installs both for every model and optimizer
+(``install_distribution_fixes``) when it makes a distributed strategy, so the
+recipes get them; ``clip_after_all_reduce(optimizer)`` and
+``fix_multi_worker_fit(model)`` apply them to one object, for strategies made
+without ``get_strategy``.
 
 1. **Clipping before the all-reduce.** Keras's optimizer clips the gradients
    (``clipnorm``, ``global_clipnorm``, ``clipvalue``) in each replica, on that
@@ -41,9 +44,29 @@ def _require(obj, name, what):
 
 def _has_clipping(optimizer):
     return any(
-        getattr(optimizer, name, None)
-        for name in ("clipnorm", "global_clipnorm", "clipvalue")
+        getattr(optimizer, name, None) for name in ("clipnorm", "global_clipnorm", "clipvalue")
     )
+
+
+def _clip_summed(optimizer, grads, clip_local):
+    """Sum the replicas' gradients, clip the sum, hand back equal shares."""
+    import tensorflow as tf
+
+    context = tf.distribute.get_replica_context()
+    if not _has_clipping(optimizer) or context is None or context.num_replicas_in_sync == 1:
+        return clip_local(grads)
+    present = [i for i, g in enumerate(grads) if g is not None]
+    summed = context.all_reduce(
+        tf.distribute.ReduceOp.SUM, [tf.convert_to_tensor(grads[i]) for i in present]
+    )
+    clipped = clip_local(list(summed))
+    # The optimizer sums the replicas' gradients once more before the update;
+    # each replica hands in its equal share of the clipped sum.
+    share = 1.0 / context.num_replicas_in_sync
+    result = list(grads)
+    for i, g in zip(present, clipped):
+        result[i] = g * tf.cast(share, g.dtype)
+    return result
 
 
 def clip_after_all_reduce(optimizer):
@@ -52,41 +75,21 @@ def clip_after_all_reduce(optimizer):
     Returns the same optimizer (modified in place); a
     ``LossScaleOptimizer`` is fixed through its inner optimizer. Without a
     ``tf.distribute`` strategy of more than one replica, or without clipping,
-    the optimizer behaves exactly as before.
+    the optimizer behaves exactly as before. A no-op once
+    ``install_distribution_fixes`` has run (every optimizer is fixed then).
     """
     inner = getattr(optimizer, "inner_optimizer", None)
     if inner is not None:
         clip_after_all_reduce(inner)
         return optimizer
-    if getattr(optimizer, "_clips_after_all_reduce", False):
+    if _installed() or getattr(optimizer, "_clips_after_all_reduce", False):
         return optimizer
     _require(optimizer, "_clip_gradients", "clip_after_all_reduce")
-    import tensorflow as tf
-
     clip_local = optimizer._clip_gradients
 
     @functools.wraps(clip_local)
     def clip_gradients(grads):
-        context = tf.distribute.get_replica_context()
-        if (
-            not _has_clipping(optimizer)
-            or context is None
-            or context.num_replicas_in_sync == 1
-        ):
-            return clip_local(grads)
-        present = [i for i, g in enumerate(grads) if g is not None]
-        summed = context.all_reduce(
-            tf.distribute.ReduceOp.SUM,
-            [tf.convert_to_tensor(grads[i]) for i in present],
-        )
-        clipped = clip_local(list(summed))
-        # The optimizer sums the replicas' gradients once more before the
-        # update; each replica hands in its equal share of the clipped sum.
-        share = 1.0 / context.num_replicas_in_sync
-        result = list(grads)
-        for i, g in zip(present, clipped):
-            result[i] = g * tf.cast(share, g.dtype)
-        return result
+        return _clip_summed(optimizer, grads, clip_local)
 
     optimizer._clip_gradients = clip_gradients
     optimizer._clips_after_all_reduce = True
@@ -102,35 +105,75 @@ def is_multi_worker(strategy):
     return strategy.extended._in_multi_worker_mode()
 
 
+def _local_symbolic_build(model, iterator=None, data_batch=None):
+    import tensorflow as tf
+
+    strategy = model.distribute_strategy
+    if iterator is not None:
+        for _, _, it in iterator:
+            batch = next(it)
+            # Only shapes and dtypes are read: the local replica's batch has
+            # them, and no collective op is needed.
+            data_batch = tf.nest.map_structure(
+                lambda v: strategy.experimental_local_results(v)[0], batch
+            )
+            break
+    with strategy.scope():
+        model._symbolic_build(data_batch=data_batch)
+
+
 def fix_multi_worker_fit(model):
     """Let ``model.fit``/``evaluate`` run under ``MultiWorkerMirroredStrategy``.
 
-    A no-op for other strategies. Returns ``model`` (modified in place).
+    A no-op for other strategies, and once ``install_distribution_fixes`` has
+    run. Returns ``model`` (modified in place).
     """
-    strategy = model.distribute_strategy
-    if not is_multi_worker(strategy):
+    if _installed() or not is_multi_worker(model.distribute_strategy):
         return model
     _require(model, "_maybe_symbolic_build", "fix_multi_worker_fit")
     _require(model, "_symbolic_build", "fix_multi_worker_fit")
-    import tensorflow as tf
+    _install_scalar_log_reduction()
+    model._maybe_symbolic_build = functools.partial(_local_symbolic_build, model)
+    return model
+
+
+def _installed():
+    from keras.src.backend.tensorflow.optimizer import TFOptimizer
+
+    return getattr(TFOptimizer, "_keras_seqmodels_fixes", False)
+
+
+def install_distribution_fixes():
+    """Apply both fixes to every Keras optimizer and model of this process.
+
+    Idempotent. Behaviour changes only inside a ``tf.distribute`` strategy of
+    more than one replica (clipping) or several workers (``fit``).
+    """
+    if _installed():
+        return
+    from keras.src.backend.tensorflow.optimizer import TFOptimizer
+    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
+
+    _require(TFOptimizer, "_clip_gradients", "install_distribution_fixes")
+    _require(TensorFlowTrainer, "_maybe_symbolic_build", "install_distribution_fixes")
+    _require(TensorFlowTrainer, "_symbolic_build", "install_distribution_fixes")
+    clip_local = TFOptimizer._clip_gradients
+    symbolic_build = TensorFlowTrainer._maybe_symbolic_build
+
+    @functools.wraps(clip_local)
+    def clip_gradients(self, grads):
+        return _clip_summed(self, grads, functools.partial(clip_local, self))
+
+    @functools.wraps(symbolic_build)
+    def maybe_symbolic_build(self, iterator=None, data_batch=None):
+        if not is_multi_worker(getattr(self, "_distribute_strategy", None)):
+            return symbolic_build(self, iterator=iterator, data_batch=data_batch)
+        return _local_symbolic_build(self, iterator=iterator, data_batch=data_batch)
 
     _install_scalar_log_reduction()
-
-    def maybe_symbolic_build(iterator=None, data_batch=None):
-        if iterator is not None:
-            for _, _, it in iterator:
-                batch = next(it)
-                # Only shapes and dtypes are read: the local replica's batch
-                # has them, and no collective op is needed.
-                data_batch = tf.nest.map_structure(
-                    lambda v: strategy.experimental_local_results(v)[0], batch
-                )
-                break
-        with strategy.scope():
-            model._symbolic_build(data_batch=data_batch)
-
-    model._maybe_symbolic_build = maybe_symbolic_build
-    return model
+    TFOptimizer._clip_gradients = clip_gradients
+    TensorFlowTrainer._maybe_symbolic_build = maybe_symbolic_build
+    TFOptimizer._keras_seqmodels_fixes = True
 
 
 def _install_scalar_log_reduction():

@@ -15,9 +15,7 @@ os.environ["KERAS_BACKEND"] = "tensorflow"
 import tensorflow as tf  # noqa: E402
 
 _cpu = tf.config.list_physical_devices("CPU")[0]
-tf.config.set_logical_device_configuration(
-    _cpu, [tf.config.LogicalDeviceConfiguration()] * 2
-)
+tf.config.set_logical_device_configuration(_cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
@@ -44,9 +42,7 @@ def build():
 
 def train(strategy, optimizer, epochs, fixes=True, steps=None):
     x, y = data()
-    with recipe_utils.strategy_scope(
-        strategy=strategy, batch_size=GLOBAL_BATCH
-    ) as dist:
+    with recipe_utils.strategy_scope(strategy=strategy, batch_size=GLOBAL_BATCH) as dist:
         model = build()
         initial = [w.copy() for w in model.get_weights()]
         optimizer = keras.optimizers.get(optimizer)
@@ -55,9 +51,7 @@ def train(strategy, optimizer, epochs, fixes=True, steps=None):
         else:
             model.compile(optimizer=optimizer, loss="mse")
         dataset = dist.batch(tf.data.Dataset.from_tensor_slices((x, y)))
-    history = model.fit(
-        dataset, epochs=epochs, steps_per_epoch=steps, verbose=0, shuffle=False
-    )
+    history = model.fit(dataset, epochs=epochs, steps_per_epoch=steps, verbose=0, shuffle=False)
     return dist.num_replicas, history.history["loss"], initial, model.get_weights()
 
 
@@ -66,9 +60,7 @@ def first_gradient_norm():
     x, y = data()
     model = build()
     with tf.GradientTape() as tape:
-        loss = keras.losses.mean_squared_error(
-            y[:GLOBAL_BATCH], model(x[:GLOBAL_BATCH])
-        )
+        loss = keras.losses.mean_squared_error(y[:GLOBAL_BATCH], model(x[:GLOBAL_BATCH]))
         loss = tf.reduce_mean(loss)
     grads = tape.gradient(loss, model.trainable_variables)
     return float(tf.linalg.global_norm(grads))
@@ -77,7 +69,7 @@ def first_gradient_norm():
 def main(out_path):
     results = {}
     runs = {
-        # name: (optimizer config, epochs, apply the fixes)
+        # name: (optimizer config, epochs, compile with dist.compile or model.compile)
         "plain": (dict(class_name="SGD", config=dict(learning_rate=0.05)), 3, True),
         "global_clipnorm": (
             dict(class_name="SGD", config=dict(learning_rate=1.0, global_clipnorm=0.1)),
@@ -89,7 +81,7 @@ def main(out_path):
             1,
             True,
         ),
-        "global_clipnorm_keras": (
+        "global_clipnorm_compile": (
             dict(class_name="SGD", config=dict(learning_rate=1.0, global_clipnorm=0.1)),
             1,
             False,
@@ -99,9 +91,7 @@ def main(out_path):
         for label, strategy in (("one", "default"), ("two", "mirrored")):
             # The clipping runs take one step: the update itself is compared.
             steps = None if name == "plain" else 1
-            replicas, losses, initial, weights = train(
-                strategy, optimizer, epochs, fixes, steps
-            )
+            replicas, losses, initial, weights = train(strategy, optimizer, epochs, fixes, steps)
             results[f"{name}/{label}/replicas"] = np.asarray(replicas)
             results[f"{name}/{label}/loss"] = np.asarray(losses)
             for i, (w0, w1) in enumerate(zip(initial, weights)):

@@ -57,9 +57,7 @@ def test_mirrored_loss_curve_equals_one_device(runs):
     # The model learns: the curve is not flat, so equal curves mean something.
     assert one[-1] < one[0] - 1e-3
     np.testing.assert_allclose(two, one, rtol=1e-5)
-    for a, b in zip(
-        weights(runs, "plain", "two", "final"), weights(runs, "plain", "one", "final")
-    ):
+    for a, b in zip(weights(runs, "plain", "two", "final"), weights(runs, "plain", "one", "final")):
         np.testing.assert_allclose(a, b, atol=1e-5)
 
 
@@ -102,10 +100,17 @@ def test_clipnorm_update_equals_one_device(runs):
     np.testing.assert_allclose(per_variable, 0.05, rtol=1e-4)
 
 
-def test_global_clipnorm_single_device_unaffected_by_fix(runs):
-    # On one device the fix is a no-op: Keras's own clipping, same update.
+def test_plain_compile_is_fixed_by_get_strategy(runs):
+    # Recipes call model.compile themselves: get_strategy("mirrored") has
+    # installed the fix for every optimizer, so their update is right too.
+    assert update_norm(runs, "global_clipnorm_compile", "two") == pytest.approx(0.1, rel=1e-4)
     for a, b in zip(
-        weights(runs, "global_clipnorm_keras", "one", "final"),
+        weights(runs, "global_clipnorm_compile", "two", "final"),
+        weights(runs, "global_clipnorm_compile", "one", "final"),
+    ):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    for a, b in zip(
+        weights(runs, "global_clipnorm_compile", "one", "final"),
         weights(runs, "global_clipnorm", "one", "final"),
     ):
         np.testing.assert_array_equal(a, b)
