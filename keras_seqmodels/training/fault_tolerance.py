@@ -78,9 +78,7 @@ def atomic_write(filepath, write):
     filepath = os.fspath(filepath)
     directory = os.path.dirname(os.path.abspath(filepath))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        dir=directory, prefix=_TMP_PREFIX, suffix=_suffix(filepath)
-    )
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=_TMP_PREFIX, suffix=_suffix(filepath))
     os.close(fd)
     try:
         write(tmp)
@@ -156,8 +154,7 @@ class AtomicModelCheckpoint(keras.callbacks.Callback):
         super().__init__()
         if mode not in ("min", "max"):
             raise ValueError(
-                "AtomicModelCheckpoint: `mode` must be 'min' or 'max'. "
-                f"Received: mode={mode!r}"
+                f"AtomicModelCheckpoint: `mode` must be 'min' or 'max'. Received: mode={mode!r}"
             )
         suffix = ".weights.h5" if weights_only else ".keras"
         if not os.fspath(filepath).endswith(suffix):
@@ -217,9 +214,7 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     _STATE = re.compile(r"state-(\d+)\.json$")
 
     def __init__(self, backup_dir, save_freq="epoch", delete_checkpoint=True, keep=2):
-        super().__init__(
-            backup_dir, save_freq=save_freq, delete_checkpoint=delete_checkpoint
-        )
+        super().__init__(backup_dir, save_freq=save_freq, delete_checkpoint=delete_checkpoint)
         if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
             raise ValueError(
                 "AtomicBackupAndRestore: `keep` must be a positive integer. "
@@ -289,9 +284,7 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
         meta = {
             "epoch": self._current_epoch,
             "batch": self._last_batch_seen,
-            "extra": [
-                np.asarray(v.numpy()).tolist() for v in self._unsaved_variables()
-            ],
+            "extra": [np.asarray(v.numpy()).tolist() for v in self._unsaved_variables()],
         }
         meta_path = os.path.join(self.backup_dir, f"state-{number:09d}.json")
 
@@ -314,9 +307,7 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
             shutil.rmtree(self.backup_dir)
 
 
-def fault_tolerant_callbacks(
-    backup_dir, checkpoint_path=None, monitor="val_loss", mode="min"
-):
+def fault_tolerant_callbacks(backup_dir, checkpoint_path=None, monitor="val_loss", mode="min"):
     """The callbacks a recipe adds to ``fit`` to survive being killed.
 
     Args:
@@ -332,8 +323,6 @@ def fault_tolerant_callbacks(
     callbacks = [AtomicBackupAndRestore(backup_dir)]
     if checkpoint_path is not None:
         callbacks.append(
-            AtomicModelCheckpoint(
-                checkpoint_path, monitor=monitor, mode=mode, save_best_only=True
-            )
+            AtomicModelCheckpoint(checkpoint_path, monitor=monitor, mode=mode, save_best_only=True)
         )
     return callbacks

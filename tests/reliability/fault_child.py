@@ -67,9 +67,9 @@ class SaveKiller:
 def build_model():
     keras.utils.set_random_seed(SEED)
     inputs = keras.Input((10, 4))
-    h = ks.layers.Recurrent(
-        ks.cells.LSTMCell(8, dropout=0.25, seed=SEED), return_sequences=True
-    )(inputs)
+    h = ks.layers.Recurrent(ks.cells.LSTMCell(8, dropout=0.25, seed=SEED), return_sequences=True)(
+        inputs
+    )
     outputs = keras.layers.Dense(3)(h)
     model = keras.Model(inputs, outputs)
     model.compile(
@@ -130,7 +130,12 @@ def main():
             emit(event="epoch_end", epoch=epoch + 1)
 
     model.fit(
-        x, y, batch_size=8, epochs=EPOCHS, shuffle=False, verbose=0,
+        x,
+        y,
+        batch_size=8,
+        epochs=EPOCHS,
+        shuffle=False,
+        verbose=0,
         callbacks=[Faults(), backup],
     )
     np.savez(

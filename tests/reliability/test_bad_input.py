@@ -16,9 +16,7 @@ CELLS = ["ElmanCell", "LSTMCell", "GRUCell", "GatedCell"]
 
 
 def layer(name="bad_input_rnn", cell="LSTMCell", **kwargs):
-    return ks.layers.Recurrent(
-        getattr(ks.cells, cell)(3), return_state=True, name=name, **kwargs
-    )
+    return ks.layers.Recurrent(getattr(ks.cells, cell)(3), return_state=True, name=name, **kwargs)
 
 
 def raises_clear(fn, *needles, error=(ValueError, TypeError)):
@@ -44,9 +42,7 @@ def test_constructor_rejects_bad_sizes(cell, units):
 @pytest.mark.parametrize("arg", ["dropout", "recurrent_dropout"])
 @pytest.mark.parametrize("rate", [1.0, -0.1, "half"])
 def test_constructor_rejects_bad_rates(arg, rate):
-    raises_clear(
-        lambda: ks.cells.GRUCell(2, **{arg: rate}), "GRUCell", f"`{arg}`", "[0, 1)"
-    )
+    raises_clear(lambda: ks.cells.GRUCell(2, **{arg: rate}), "GRUCell", f"`{arg}`", "[0, 1)")
 
 
 def test_runner_rejects_what_is_not_one_cell():
@@ -69,9 +65,7 @@ def test_wrong_rank(shape):
 def test_built_layer_rejects_another_rank_or_width(shape):
     built = layer()
     built(np.zeros((2, 4, 5), "float32"))
-    raises_clear(
-        lambda: built(np.zeros(shape, "float32")), "bad_input_rnn", "`sequences`"
-    )
+    raises_clear(lambda: built(np.zeros(shape, "float32")), "bad_input_rnn", "`sequences`")
     if len(shape) == 3:
         raises_clear(
             lambda: built(np.zeros(shape, "float32")),
@@ -117,9 +111,7 @@ def test_mask_of_the_wrong_shape(mask_shape):
     )
 
 
-@pytest.mark.parametrize(
-    "states", [[(2, 3)], [(2, 4), (2, 3)], [(3, 3), (3, 3)], [(2, 3)] * 3]
-)
+@pytest.mark.parametrize("states", [[(2, 3)], [(2, 4), (2, 3)], [(3, 3), (3, 3)], [(2, 3)] * 3])
 def test_initial_state_of_the_wrong_count_or_shape(states):
     init = [np.zeros(s, "float32") for s in states]
     raises_clear(
@@ -131,9 +123,7 @@ def test_initial_state_of_the_wrong_count_or_shape(states):
 
 @pytest.mark.parametrize("cell", CELLS)
 def test_zero_length_sequences_return_the_initial_state(cell):
-    rnn = ks.layers.Recurrent(
-        getattr(ks.cells, cell)(3), return_sequences=True, return_state=True
-    )
+    rnn = ks.layers.Recurrent(getattr(ks.cells, cell)(3), return_sequences=True, return_state=True)
     n_states = len(np.atleast_1d(rnn.cell.state_size))
     init = [np.full((2, 3), 0.25 * (k + 1), "float32") for k in range(n_states)]
     out, *states = rnn(np.zeros((2, 0, 5), "float32"), initial_state=init)
@@ -150,12 +140,8 @@ def test_zero_length_sequences_return_the_initial_state(cell):
 @pytest.mark.parametrize("cell", CELLS)
 @pytest.mark.parametrize("time", [0, 4])
 def test_empty_batch(cell, time):
-    rnn = ks.layers.Recurrent(
-        getattr(ks.cells, cell)(3), return_sequences=True, return_state=True
-    )
-    out, *states = rnn(
-        np.zeros((0, time, 5), "float32"), mask=np.ones((0, time), bool)
-    )
+    rnn = ks.layers.Recurrent(getattr(ks.cells, cell)(3), return_sequences=True, return_state=True)
+    out, *states = rnn(np.zeros((0, time, 5), "float32"), mask=np.ones((0, time), bool))
     assert tuple(out.shape) == (0, time, 3)
     assert all(tuple(s.shape) == (0, 3) for s in states)
     record("bad input table", "empty output")

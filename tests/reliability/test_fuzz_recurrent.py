@@ -121,9 +121,7 @@ def cases(draw):
             else draw(st.sampled_from([None, features]))
         ),
         initial_state=(
-            "wrong"
-            if "initial_state" in faults
-            else draw(st.sampled_from(["none", "random"]))
+            "wrong" if "initial_state" in faults else draw(st.sampled_from(["none", "random"]))
         ),
         precompute=draw(st.booleans()),
         go_backwards=draw(st.booleans()),
@@ -174,10 +172,7 @@ def _initial_state(case, cell, rng, batch):
     sizes = cell.state_size
     sizes = list(sizes) if isinstance(sizes, (list, tuple)) else [sizes]
     extra = 1 if case["initial_state"] == "wrong" else 0
-    return [
-        rng.uniform(-0.5, 0.5, (batch, s + extra)).astype(case["layer_dtype"])
-        for s in sizes
-    ]
+    return [rng.uniform(-0.5, 0.5, (batch, s + extra)).astype(case["layer_dtype"]) for s in sizes]
 
 
 def run_case(key, case):
@@ -214,9 +209,7 @@ def run_case(key, case):
     out, states = np_(out), [np_(s) for s in states]
     assert out.shape[:2] == (case["batch"], case["time"])
     assert np.all(np.isfinite(out)) and all(np.all(np.isfinite(s)) for s in states)
-    keep = (
-        np.ones(x.shape[:2], bool) if mask is None else np.asarray(mask).astype(bool)
-    )
+    keep = np.ones(x.shape[:2], bool) if mask is None else np.asarray(mask).astype(bool)
     f64 = case["layer_dtype"] == "float64" and keras.backend.backend() == "tensorflow"
     atol = 1e-9 if f64 else 2e-5
     for i in range(case["batch"]):
@@ -229,18 +222,20 @@ def run_case(key, case):
             xs = xs[::-1]
         if key in REFERENCE_CELLS:
             ref_out, ref_states = run_reference(
-                key.split("_")[0], xs[None].astype("float64"), cell_weights(cell),
+                key.split("_")[0],
+                xs[None].astype("float64"),
+                cell_weights(cell),
                 states=init_i,
             )
             ref_out = ref_out[0]
         else:
             alone = ks.layers.Recurrent(
-                cell, return_sequences=True, return_state=True,
+                cell,
+                return_sequences=True,
+                return_state=True,
                 dtype=case["layer_dtype"],
             )
-            ref_out, *ref_states = alone(
-                xs[None].astype(case["layer_dtype"]), initial_state=init_i
-            )
+            ref_out, *ref_states = alone(xs[None].astype(case["layer_dtype"]), initial_state=init_i)
             ref_out, ref_states = np_(ref_out)[0], [np_(s) for s in ref_states]
         for s, r in zip(states, ref_states):
             np.testing.assert_allclose(s[i], np.asarray(r)[0], atol=atol, rtol=1e-5)

@@ -36,9 +36,7 @@ def make_model(optimizer):
     model = keras.Model(inputs, keras.layers.Dense(1)(h))
     # Summed, not averaged: the gradient of the 3e38 target, 2 (p - y),
     # overflows float32 (with a mean it would be a finite 7.5e37, see below).
-    model.compile(
-        optimizer=optimizer, loss=keras.losses.MeanSquaredError(reduction="sum")
-    )
+    model.compile(optimizer=optimizer, loss=keras.losses.MeanSquaredError(reduction="sum"))
     return model
 
 
@@ -82,7 +80,12 @@ def test_training_continues_and_counts_nonfinite_steps(action):
     model = make_model(guard)
     per_batch = PerBatch(guard)
     history = model.fit(
-        x, y, batch_size=BATCH, epochs=EPOCHS, shuffle=False, verbose=0,
+        x,
+        y,
+        batch_size=BATCH,
+        epochs=EPOCHS,
+        shuffle=False,
+        verbose=0,
         callbacks=[ks.training.NonFiniteGradientLogger(), per_batch],
     )
     assert len(history.history["loss"]) == EPOCHS
@@ -104,8 +107,12 @@ def test_training_continues_and_counts_nonfinite_steps(action):
         # Skipping is exact: the same as training on the clean batch alone.
         clean = make_model(keras.optimizers.SGD(0.05))
         clean.fit(
-            x[:BATCH], y[:BATCH], batch_size=BATCH, epochs=EPOCHS,
-            shuffle=False, verbose=0,
+            x[:BATCH],
+            y[:BATCH],
+            batch_size=BATCH,
+            epochs=EPOCHS,
+            shuffle=False,
+            verbose=0,
         )
         for a, b in zip(model.get_weights(), clean.get_weights(), strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
@@ -132,9 +139,7 @@ def test_a_huge_finite_gradient_is_bounded_by_the_inner_clipping():
     before = model.get_weights()
     model.fit(x, y, batch_size=BATCH, epochs=2, verbose=0)
     assert int(keras.ops.convert_to_numpy(guard.nonfinite_steps)) == 0
-    moved = np.sqrt(
-        sum(np.sum((a - b) ** 2) for a, b in zip(before, model.get_weights()))
-    )
+    moved = np.sqrt(sum(np.sum((a - b) ** 2) for a, b in zip(before, model.get_weights())))
     assert 0 < moved <= 2 * 0.05 * 1.0 + 1e-6  # two steps of norm <= lr * global_clipnorm
     assert all_finite(model)
     record("non-finite batches", "huge finite gradient: clipped")

@@ -32,7 +32,12 @@ def zoo_dir(tmp_path, monkeypatch):
 
 def register(name, path):
     return ks.zoo.register_model(
-        name, str(path), task="test", metrics={}, data="none", command="none",
+        name,
+        str(path),
+        task="test",
+        metrics={},
+        data="none",
+        command="none",
         card="none",
     )
 
@@ -55,7 +60,8 @@ def test_good_artifact_loads(zoo_dir):
     loaded = ks.zoo.load("good")
     x = np.random.default_rng(0).standard_normal((2, 5, 3)).astype("float32")
     np.testing.assert_allclose(
-        keras.ops.convert_to_numpy(loaded(x)), keras.ops.convert_to_numpy(model(x)),
+        keras.ops.convert_to_numpy(loaded(x)),
+        keras.ops.convert_to_numpy(model(x)),
         atol=1e-6,
     )
 
@@ -110,8 +116,14 @@ def corrupt_variants(good):
 
 
 VARIANTS = [
-    "empty", "truncated to half", "truncated by one byte", "not a zip",
-    "config not JSON", "config missing", "weights missing", "weights garbage",
+    "empty",
+    "truncated to half",
+    "truncated by one byte",
+    "not a zip",
+    "config not JSON",
+    "config missing",
+    "weights missing",
+    "weights garbage",
     "negative units in config",
 ]
 
@@ -161,12 +173,21 @@ def test_safe_mode_blocks_a_lambda_layer(zoo_dir):
 
 def evil_objects(marker):
     return {
-        "os.system": {"module": "os", "class_name": "system",
-                      "config": {"command": f"touch {marker}"}},
-        "builtins.exec": {"module": "builtins", "class_name": "exec",
-                          "config": {"source": f"open({str(marker)!r}, 'w')"}},
-        "subprocess.Popen": {"module": "subprocess", "class_name": "Popen",
-                             "config": {"args": ["touch", str(marker)]}},
+        "os.system": {
+            "module": "os",
+            "class_name": "system",
+            "config": {"command": f"touch {marker}"},
+        },
+        "builtins.exec": {
+            "module": "builtins",
+            "class_name": "exec",
+            "config": {"source": f"open({str(marker)!r}, 'w')"},
+        },
+        "subprocess.Popen": {
+            "module": "subprocess",
+            "class_name": "Popen",
+            "config": {"args": ["touch", str(marker)]},
+        },
     }
 
 
