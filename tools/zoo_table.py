@@ -1,0 +1,22 @@
+"""Print the zoo table (Markdown) from keras_seqmodels/zoo/index.json."""
+
+import json
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def main():
+    with open(os.path.join(ROOT, "keras_seqmodels", "zoo", "index.json")) as f:
+        index = json.load(f)
+    print("| model | task | test metrics | size | card |")
+    print("|---|---|---|---:|---|")
+    for name in sorted(index):
+        entry = index[name]
+        metrics = ", ".join(f"{k} = {v}" for k, v in entry.get("metrics", {}).items())
+        size = f"{entry.get('size_bytes', 0) / 1e6:.1f} MB"
+        print(f"| `{name}` | {entry.get('task', '')} | {metrics} | {size} | {entry.get('card', '')} |")
+
+
+if __name__ == "__main__":
+    main()
