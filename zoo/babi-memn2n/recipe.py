@@ -197,6 +197,9 @@ def train(args):
     with strategy.scope():
         model = build_model(len(vocabulary), linear_start=not args.no_linear_start)
         layer = model.get_layer("memn2n")
+        if args.init_from:
+            # Continue from a saved model (its hop softmax state included).
+            model.set_weights(keras.saving.load_model(args.init_from).get_weights())
         steps = int(np.ceil(len(x_train[2]) / args.batch_size))
         every = args.anneal_every
         boundaries = [steps * e for e in range(every, args.epochs, every)]
@@ -323,6 +326,7 @@ def main(argv=None):
     parser.add_argument("--ls-patience", type=int, default=3)
     parser.add_argument("--ls-max-epochs", type=int, default=30)
     parser.add_argument("--no-linear-start", action="store_true")
+    parser.add_argument("--init-from", default=None, help="continue from this .keras model")
     parser.add_argument(
         "--jit-compile",
         type=lambda v: v.lower() in ("1", "true", "yes"),
