@@ -98,8 +98,7 @@ def test_workers_end_with_identical_weights(cluster_run):
         np.testing.assert_array_equal(w0[name], w1[name])
     # Training moved the weights, so identical weights are a real agreement.
     moved = sum(
-        float(np.abs(w0[f"weight{i}"] - w0[f"initial{i}"]).sum())
-        for i in range(len(names))
+        float(np.abs(w0[f"weight{i}"] - w0[f"initial{i}"]).sum()) for i in range(len(names))
     )
     assert moved > 1e-3
     np.testing.assert_allclose(w0["loss"], w1["loss"], rtol=1e-6)
