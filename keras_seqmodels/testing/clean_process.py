@@ -104,8 +104,7 @@ def run_in_clean_process(
     for key in inputs:
         if not isinstance(key, str) or not key.isidentifier():
             raise ValueError(
-                "run_in_clean_process: input names must be identifiers. "
-                f"Received: {key!r}"
+                f"run_in_clean_process: input names must be identifiers. Received: {key!r}"
             )
     child_env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
     child_env["TF_CPP_MIN_LOG_LEVEL"] = "3"
@@ -134,21 +133,17 @@ def run_in_clean_process(
             )
         except subprocess.TimeoutExpired as err:
             raise CleanProcessError(
-                f"clean process: no result after {timeout} s. stderr:\n"
-                f"{_tail(err.stderr)}"
+                f"clean process: no result after {timeout} s. stderr:\n{_tail(err.stderr)}"
             ) from None
         if proc.returncode != 0:
             raise CleanProcessError(
-                f"clean process: exit status {proc.returncode}. stderr:\n"
-                f"{_tail(proc.stderr)}"
+                f"clean process: exit status {proc.returncode}. stderr:\n{_tail(proc.stderr)}"
             )
         with np.load(os.path.join(work, "outputs.npz"), allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
 
 
-def call_saved_model(
-    export_dir, inputs, signature="serving_default", timeout=300, env=None
-):
+def call_saved_model(export_dir, inputs, signature="serving_default", timeout=300, env=None):
     """Load a SavedModel in a clean process and call one signature.
 
     The process imports TensorFlow and NumPy only (importing this package

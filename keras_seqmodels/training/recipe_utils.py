@@ -79,9 +79,7 @@ def _positive_int(text):
     except ValueError:
         value = 0
     if value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer. Received: {text!r}"
-        )
+        raise argparse.ArgumentTypeError(f"must be a positive integer. Received: {text!r}")
     return value
 
 
@@ -167,9 +165,7 @@ class DistributedSetup:
                 drop_remainder=drop_remainder,
             )
         else:
-            dataset = dataset.batch(
-                self.global_batch_size, drop_remainder=drop_remainder
-            )
+            dataset = dataset.batch(self.global_batch_size, drop_remainder=drop_remainder)
         return self.shard_options(dataset).prefetch(tf.data.AUTOTUNE)
 
     def shard_options(self, dataset):
@@ -245,17 +241,13 @@ def strategy_scope(args=None, strategy=None, batch_size=None):
     """
     import keras
 
-    strategy = (
-        strategy if strategy is not None else getattr(args, "strategy", "default")
-    )
+    strategy = strategy if strategy is not None else getattr(args, "strategy", "default")
     if isinstance(strategy, str):
         strategy = get_strategy(strategy, tpu_address=getattr(args, "tpu", None))
     if batch_size is None:
         batch_size = getattr(args, "batch_size", None)
     if batch_size is None:
-        raise ValueError(
-            "strategy_scope: give `batch_size` or `args` with `batch_size`."
-        )
+        raise ValueError("strategy_scope: give `batch_size` or `args` with `batch_size`.")
     precision = getattr(args, "precision", None)
     if precision is not None:
         if precision not in PRECISIONS:
