@@ -85,7 +85,7 @@ def run(name, cfg, repeats):
     }
     models = {k: make_model(w, cfg) for k, w in wrappers.items()}
     for src, dst in zip(models["ours"].weights, models["keras_wrapper"].weights):
-        dst.assign(src.value)
+        dst.assign(ops.convert_to_numpy(src.value))  # a copy: JAX donates buffers
     a = ops.convert_to_numpy(models["ours"].predict_on_batch(x))
     b = ops.convert_to_numpy(models["keras_wrapper"].predict_on_batch(x))
     max_diff = float(np.max(np.abs(a - b)))
