@@ -220,8 +220,30 @@ def train(args):
         )
     best_path = os.path.join(args.out_dir, "best.keras")
     start = time.time()
+    import tensorflow as tf
+
+    noisy = NoisyStories(x_train, args.batch_size, args.noise, args.seed)
+
+    def epoch_batches():
+        # A new shuffle and new empty memories at every pass over the data.
+        noisy.on_epoch_end()
+        for i in range(len(noisy)):
+            yield noisy[i]
+
+    # tf.data with an explicit signature: batch widths vary (Keras's own
+    # PyDataset adapter infers a fixed width from the first batches).
+    train_data = tf.data.Dataset.from_generator(
+        epoch_batches,
+        output_signature=(
+            (
+                tf.TensorSpec((None, None, SENTENCE_LENGTH), tf.int32),
+                tf.TensorSpec((None, QUERY_LENGTH), tf.int32),
+            ),
+            tf.TensorSpec((None,), tf.int32),
+        ),
+    ).prefetch(2)
     model.fit(
-        NoisyStories(x_train, args.batch_size, args.noise, args.seed),
+        train_data,
         validation_data=((x_valid[0], x_valid[1]), x_valid[2]),
         epochs=args.epochs,
         verbose=2,
