@@ -14,6 +14,7 @@ import importlib
 
 EXPORTERS = {
     "multi30k-en-de": "keras_seqmodels.export.translation:export_translator",
+    "sst-treelstm": "keras_seqmodels.trees.serving:export_sentiment_savedmodel",
 }
 GENERIC = "keras_seqmodels.export.generic:export_model"
 

@@ -146,7 +146,10 @@ class AttentionDecoder(keras.layers.Layer):
         else:
             self.output_layer = keras.layers.Dense(vocabulary_size, name="output")
 
-    def build(self, target_shape, memory_shape=None):
+    def build(self, target_ids_shape, memory_shape=None):
+        # Named after call()'s first argument, so Keras can build the layer
+        # when it is called on its own.
+        target_shape = target_ids_shape
         batch = target_shape[0]
         self.embedding.build(target_shape)
         self.bridge.build((batch, self.memory_dim))
