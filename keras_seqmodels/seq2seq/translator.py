@@ -25,7 +25,7 @@ class Translator(keras.Model):
     String tensors exist on the TensorFlow backend only, so this model runs
     there; the ``EncoderDecoder`` it wraps runs on any backend.
 
-    Robustness: an empty string translates to a (short) output; sources are
+    Robustness: an empty (or blank) string translates to ""; sources are
     cut to ``max_source_length`` pieces; outputs stop at ``max_output_length``
     tokens; characters never seen in training become the unknown token,
     which is dropped from the output.
@@ -194,9 +194,15 @@ class Translator(keras.Model):
         return tokens[:, 0]
 
     def call(self, strings, beam_size=None):
-        return self.decode_target(
+        import tensorflow as tf
+
+        strings = tf.convert_to_tensor(strings, tf.string)
+        out = self.decode_target(
             self.translate_ids(self.encode_source(strings), beam_size=beam_size)
         )
+        # Nothing to translate gives nothing, not a guess from the end token.
+        blank = tf.equal(tf.strings.length(tf.strings.strip(strings)), 0)
+        return tf.where(blank, tf.constant(""), out)
 
     def attention_weights(self, source, translation):
         """Attention of the decoder over the source for one given output.

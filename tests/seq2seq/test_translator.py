@@ -70,6 +70,7 @@ def test_tokenizer_round_trip_and_character_fallback():
 def test_translator_survives_odd_inputs_eager_and_traced(tiny):
     out = tiny(tf.constant(ODD_INPUTS))
     assert out.shape == (len(ODD_INPUTS),) and out.dtype == tf.string
+    assert out.numpy()[:2].tolist() == [b"", b""]  # blank in, blank out
     traced = tf.function(lambda s: tiny(s, beam_size=1))
     out = traced(tf.constant(ODD_INPUTS))
     assert out.shape == (len(ODD_INPUTS),)
