@@ -71,7 +71,7 @@ def main(argv=None):
     encode = lambda s: np.array([index.get(c, 0) for c in s], "int32")  # noqa: E731
     model = build(len(chars), args.units)
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    model.compile(keras.optimizers.Adam(3e-3, global_clipnorm=1.0), loss)
+    model.compile(keras.optimizers.Adam(1e-2, global_clipnorm=1.0), loss)
     x, y = windows(encode(train), args.window)
     model.fit(x, y, epochs=args.epochs, batch_size=32, verbose=0)
     dx, dy = windows(encode(dev), args.window)

@@ -22,7 +22,7 @@ def test_bidirectional_tagger_beats_the_majority_baseline():
 
 def test_char_lm_beats_the_uniform_baseline():
     result = load_example("char_lm").main(
-        ["--epochs", "2", "--units", "32", "--limit", "6000", "--sample", "20"]
+        ["--epochs", "3", "--units", "32", "--limit", "20000", "--sample", "20"]
     )
     assert result["bpc"] < result["uniform_bpc"] - 1.0
     assert result["sample"].startswith("The ") and len(result["sample"]) == 24
