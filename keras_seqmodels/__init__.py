@@ -8,8 +8,18 @@ if _os.path.basename(_sys.argv[0] if _sys.argv else "") == "seqmodels":
     # log (set before TensorFlow is first imported, below).
     _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from keras_seqmodels import cells, data, initializers, layers, memory, training, trees, zoo
-from keras_seqmodels import seq2seq
+from keras_seqmodels import cells, data, initializers, layers, memory, seq2seq, training, trees, zoo
 from keras_seqmodels.version import __version__
 
-__all__ = ["cells", "data", "initializers", "layers", "memory", "seq2seq", "training", "trees", "zoo", "__version__"]
+__all__ = [
+    "cells",
+    "data",
+    "initializers",
+    "layers",
+    "memory",
+    "seq2seq",
+    "training",
+    "trees",
+    "zoo",
+    "__version__",
+]

@@ -15,7 +15,8 @@ def main():
         entry = index[name]
         metrics = ", ".join(f"{k} = {v}" for k, v in entry.get("metrics", {}).items())
         size = f"{entry.get('size_bytes', 0) / 1e6:.1f} MB"
-        print(f"| `{name}` | {entry.get('task', '')} | {metrics} | {size} | {entry.get('card', '')} |")
+        card = entry.get("card", "")
+        print(f"| `{name}` | {entry.get('task', '')} | {metrics} | {size} | {card} |")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,17 @@
 """Layers: the recurrent runner and (later) wrappers."""
 
 from keras_seqmodels.layers.bidirectional import Bidirectional
-from keras_seqmodels.layers.four_directional_2d import FourDirectional2D
-from keras_seqmodels.layers.conditioned_recurrent import ConditionedRecurrent
-from keras_seqmodels.layers.output_feedback import OutputFeedback
 from keras_seqmodels.layers.character_encoder import CharacterEncoder
+from keras_seqmodels.layers.conditioned_recurrent import ConditionedRecurrent
 from keras_seqmodels.layers.crf import CRF
+from keras_seqmodels.layers.four_directional_2d import FourDirectional2D
+from keras_seqmodels.layers.output_feedback import OutputFeedback
 from keras_seqmodels.layers.recurrent import Recurrent
 from keras_seqmodels.layers.recursive_nn import RecursiveNN
 from keras_seqmodels.layers.rntn import RNTN
-from keras_seqmodels.layers.tree_lstm import TreeLSTM
 from keras_seqmodels.layers.sentence_vectorizer import SentenceVectorizer
 from keras_seqmodels.layers.tag_lookup import TagLookup
+from keras_seqmodels.layers.tree_lstm import TreeLSTM
 
 __all__ = [
     "Bidirectional",
