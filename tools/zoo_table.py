@@ -13,7 +13,11 @@ def main():
     print("|---|---|---|---:|---|")
     for name in sorted(index):
         entry = index[name]
-        metrics = ", ".join(f"{k} = {v}" for k, v in entry.get("metrics", {}).items())
+        metrics = ", ".join(
+            f"{k} = {round(v, 4) if isinstance(v, float) else v}"
+            for k, v in entry.get("metrics", {}).items()
+            if not isinstance(v, dict)  # per-task tables stay in the card
+        )
         size = f"{entry.get('size_bytes', 0) / 1e6:.1f} MB"
         card = entry.get("card", "")
         print(f"| `{name}` | {entry.get('task', '')} | {metrics} | {size} | {card} |")
