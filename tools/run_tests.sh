@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, every test on TensorFlow, the backend-agnostic
-# layer tests again on JAX.
+# layer tests again on JAX. Same steps as .ci/run after its install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TF_CPP_MIN_LOG_LEVEL=3
 python -m ruff check keras_seqmodels tests benchmarks examples zoo
 KERAS_BACKEND=tensorflow python -m pytest -q -p no:cacheprovider tests
-KERAS_BACKEND=jax python -m pytest -q -p no:cacheprovider -m "not tf_only" $(ls -d tests/cells tests/layers tests/trees tests/memory tests/seq2seq tests/training 2>/dev/null)
+KERAS_BACKEND=jax python -m pytest -q -p no:cacheprovider -m "not tf_only" \
+    tests/cells tests/layers tests/trees tests/memory tests/seq2seq tests/training
