@@ -121,40 +121,25 @@ class FourDirectional2D(keras.layers.Layer):
             None if vertical_cell is None else keras.saving.serialize_keras_object(vertical_cell)
         )
         v_template = cell if vertical_cell is None else vertical_cell
-        self.horizontal = Bidirectional(
-            Recurrent(
-                _clone_cell(cell, "left_to_right_cell"),
+        self.horizontal = self._sweep(cell, "horizontal", "left_to_right", "right_to_left")
+        self.vertical = self._sweep(v_template, "vertical", "top_to_bottom", "bottom_to_top")
+
+    def _sweep(self, template, name, forward, backward):
+        """A Bidirectional pair of fresh copies of `template` along one axis."""
+
+        def direction(direction_name):
+            return Recurrent(
+                _clone_cell(template, f"{direction_name}_cell"),
                 return_sequences=True,
                 unroll=self.unroll,
-                name="left_to_right",
+                name=direction_name,
                 dtype=self.dtype_policy,
-            ),
-            backward_layer=Recurrent(
-                _clone_cell(cell, "right_to_left_cell"),
-                return_sequences=True,
-                unroll=self.unroll,
-                name="right_to_left",
-                dtype=self.dtype_policy,
-            ),
-            name="horizontal",
-            dtype=self.dtype_policy,
-        )
-        self.vertical = Bidirectional(
-            Recurrent(
-                _clone_cell(v_template, "top_to_bottom_cell"),
-                return_sequences=True,
-                unroll=self.unroll,
-                name="top_to_bottom",
-                dtype=self.dtype_policy,
-            ),
-            backward_layer=Recurrent(
-                _clone_cell(v_template, "bottom_to_top_cell"),
-                return_sequences=True,
-                unroll=self.unroll,
-                name="bottom_to_top",
-                dtype=self.dtype_policy,
-            ),
-            name="vertical",
+            )
+
+        return Bidirectional(
+            direction(forward),
+            backward_layer=direction(backward),
+            name=name,
             dtype=self.dtype_policy,
         )
 
