@@ -62,9 +62,14 @@ class UdEnglishEwt(tfds.core.GeneratorBasedBuilder):
 
 
 class PtbText(tfds.core.GeneratorBasedBuilder):
-    """Mikolov's Penn Treebank LM text, one example per line (sentence)."""
+    """Mikolov's Penn Treebank LM text, one example per line (sentence).
 
-    VERSION = tfds.core.Version("1.0.0")
+    The lines keep the order of the files (no shuffling at generation): a
+    language model reads each split as one continuous stream.
+    """
+
+    VERSION = tfds.core.Version("1.1.0")
+    RELEASE_NOTES = {"1.1.0": "Keep the lines in file order (shuffling disabled)."}
     MANUAL_DOWNLOAD_INSTRUCTIONS = (
         "Put ptb.{train,valid,test}.txt (Mikolov's preprocessing) in the "
         "manual directory, e.g. ../shared/data/ptb."
@@ -79,6 +84,7 @@ class PtbText(tfds.core.GeneratorBasedBuilder):
         return self.dataset_info_from_configs(
             features=tfds.features.FeaturesDict({"text": tfds.features.Text()}),
             homepage="https://www.fit.vutbr.cz/~imikolov/rnnlm/",
+            disable_shuffling=True,
         )
 
     def _split_generators(self, dl_manager):

@@ -46,3 +46,14 @@ def test_errors_name_the_problem(tmp_path):
         load_local("nope", str(tmp_path), "train", str(tmp_path))
     with pytest.raises(FileNotFoundError, match="no such data directory"):
         load_local("ptb_text", str(tmp_path / "missing"), "train", str(tmp_path))
+
+
+def test_ptb_builder_keeps_the_file_order(tmp_path):
+    """A language model reads PTB as one continuous stream: line order matters."""
+    manual = tmp_path / "ptb"
+    manual.mkdir()
+    lines = [f"sentence number {i} of the article" for i in range(40)]
+    for split in ("train", "valid", "test"):
+        (manual / f"ptb.{split}.txt").write_text("\n".join(f" {x} " for x in lines) + "\n")
+    ds = load_local("ptb_text", str(manual), "train", str(tmp_path / "tfds"))
+    assert [ex["text"].decode() for ex in ds.as_numpy_iterator()] == lines
