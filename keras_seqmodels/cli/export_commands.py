@@ -20,11 +20,18 @@ def register(subparsers):
     p = subparsers.add_parser(
         "export",
         help="export a zoo model as a TensorFlow SavedModel for serving",
-        description="Export a zoo model as a TensorFlow SavedModel. For "
-        "multi30k-en-de the 'serving_default' signature maps a (batch,) string "
-        "tensor 'inputs' to {'translations': (batch,) strings}.",
+        description="Export a zoo model (or a .keras file) as a TensorFlow "
+        "SavedModel whose 'serving_default' signature takes the model's natural "
+        "input: multi30k-en-de 'inputs' (batch,) strings -> 'translations'; "
+        "sst-treelstm 'trees' bracketed strings -> 'root_class'; mnist-renet "
+        "'pixels' float32 (batch, 28, 28) of 0-255 -> 'scores', 'class_id'; "
+        "babi-memn2n 'story' and 'question' strings -> 'answer', 'scores'. "
+        "Any other model (ud-ewt-upos, a .keras file) gets the generic export: "
+        "the model's named inputs -> 'output_0', ...",
     )
-    p.add_argument("name", help="zoo model name (see `seqmodels zoo list`)")
+    p.add_argument(
+        "name", help="zoo model name (see `seqmodels zoo list`) or a path to a .keras file"
+    )
     p.add_argument("directory", help="output folder (new or empty)")
     p.add_argument("--beam", type=int, default=None,
                    help="beam size of the exported search (translation models)")

@@ -2,17 +2,34 @@
 
 ``export(name, directory)`` looks the zoo model up in ``EXPORTERS``, a table
 from zoo name to the ``"module:function"`` that writes its SavedModel, so a
-new zoo model joins with one line here. Models not in the table get the
-generic exporter (Keras's ``model.export``: a ``serve`` endpoint over the
-model's inputs).
+new zoo model joins with one line here.
+
+Natural inputs of the ``serving_default`` signatures:
+
+- ``multi30k-en-de``: ``inputs``, strings ``(batch,)`` -> ``translations``.
+- ``sst-treelstm``: ``trees``, bracketed trees ``(batch,)`` -> ``root_class``.
+- ``mnist-renet``: ``pixels``, float32 ``(batch, 28, 28)`` of 0-255 ->
+  ``scores``, ``class_id``.
+- ``babi-memn2n``: ``story`` and ``question``, strings ``(batch,)`` ->
+  ``answer``, ``scores`` (also ``serve_ids`` on the integer id arrays).
+
+The generic fallback: anything not in the table (``ud-ewt-upos``, whose Keras
+model already takes strings; a zoo model registered without an exporter; a
+``.keras`` file; a model object such as an echo state network with a fitted
+readout) is written by Keras's ``model.export``: ``serving_default`` takes
+the model's ``keras.Input`` s by name, in their dtypes and shapes, and returns
+``output_0``, ``output_1``, ...
 
     >>> from keras_seqmodels import export   # doctest: +SKIP
     >>> export.export("multi30k-en-de", "/tmp/m30k")  # doctest: +SKIP
+    >>> export.export("my_esn.keras", "/tmp/esn")  # doctest: +SKIP
 """
 
 import importlib
 
 EXPORTERS = {
+    "babi-memn2n": "keras_seqmodels.export.question_answering:export_memory_qa",
+    "mnist-renet": "keras_seqmodels.export.images:export_image_classifier",
     "multi30k-en-de": "keras_seqmodels.export.translation:export_translator",
     "sst-treelstm": "keras_seqmodels.trees.serving:export_sentiment_savedmodel",
 }
@@ -26,19 +43,38 @@ def exporter_for(name):
 
 
 def export(name, directory, **options):
-    """Load zoo model ``name`` (SHA-256 checked) and write a SavedModel.
+    """Write a zoo model, a ``.keras`` file or a Keras model as a SavedModel.
 
     Args:
-        name: a zoo name (see ``keras_seqmodels.zoo.list_models()``).
+        name: a zoo name (see ``keras_seqmodels.zoo.list_models()``; loaded
+            with its SHA-256 checked and exported by its exporter), a path
+            to a ``.keras`` file (loaded in safe mode) or a ``keras.Model``;
+            the last two get the generic exporter.
         directory: output folder (must not exist or be empty).
         **options: passed to the model's exporter (e.g. ``beam_size``).
 
     Returns:
         The directory written.
     """
+    import os
+
+    import keras
+
     from keras_seqmodels import zoo
 
-    model = zoo.load(name)
+    if isinstance(name, keras.Model):
+        model, name = name, None
+    elif isinstance(name, str) and name.endswith(".keras"):
+        if not os.path.isfile(name):
+            raise FileNotFoundError(f"export: no such .keras file: {name}")
+        model, name = keras.saving.load_model(name, compile=False, safe_mode=True), None
+    elif isinstance(name, str):
+        model = zoo.load(name)
+    else:
+        raise TypeError(
+            "export: `name` must be a zoo name, a path ending in .keras or a "
+            f"keras.Model. Received: {type(name).__name__}"
+        )
     exporter_for(name)(model, directory, **options)
     return directory
 

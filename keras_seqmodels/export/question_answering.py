@@ -1,0 +1,134 @@
+"""SavedModel export of a bAbI memory network: story and question text in, answer out."""
+
+import json
+
+from keras_seqmodels.export.generic import check_empty_directory
+
+# Statements of a story end at a newline or at sentence-final punctuation.
+STATEMENT_END = r"[.!?\r\n]+"
+# Tokens as keras_seqmodels.data.babi.tokenize: lower-cased runs of [a-z0-9].
+NOT_A_TOKEN = r"[^a-z0-9]+"
+UNK = 2  # keras_seqmodels.data.babi.UNK
+
+
+def export_memory_qa(model, directory, vocabulary=None, memory_size=None):
+    """Write a SavedModel that answers questions about a story, as text.
+
+    ``serving_default`` takes two string tensors ``(batch,)``: ``story``, the
+    statements (each ending with ``.``, ``!``, ``?`` or a newline, oldest
+    first, e.g. ``"Mary moved to the bathroom. John went to the hallway."``)
+    and ``question`` (``"Where is Mary?"``), and returns ``{"answer": string
+    (batch,), "scores": float32 (batch, vocabulary)}``. Inside, in stock
+    TensorFlow string ops, it does what ``keras_seqmodels.data.babi``
+    does in Python: lower-case (UTF-8), tokens are runs of ``[a-z0-9]``,
+    words not in the vocabulary become ``<unk>``, the most recent
+    ``memory_size`` statements are kept newest first, each cut to the
+    model's sentence length, the question to its query length. A second
+    signature, ``serve_ids``, takes the integer arrays the Keras model takes
+    (``stories`` ``(batch, slots, sentence_length)``, ``queries``
+    ``(batch, query_length)``) and returns the same outputs.
+
+        import tensorflow as tf
+        served = tf.saved_model.load(directory)
+        served.signatures["serving_default"](
+            story=tf.constant(["Mary moved to the bathroom. John went to the hallway."]),
+            question=tf.constant(["Where is Mary?"]))["answer"]          # [b"bathroom"]
+
+    Args:
+        model: a Keras model ``[stories, queries] -> scores`` over the
+            vocabulary (the babi-memn2n zoo model).
+        directory: output folder (must not exist or be empty).
+        vocabulary: the word list (index = id); default: the zoo asset
+            ``vocab`` of babi-memn2n.
+        memory_size: statements kept; default: the model's ``MemoryNetwork``
+            ``memory_size``.
+    """
+    import keras
+    import tensorflow as tf
+
+    check_empty_directory(directory)
+    if vocabulary is None:
+        from keras_seqmodels import zoo
+
+        with open(zoo.asset_path("babi-memn2n", "vocab"), encoding="utf-8") as f:
+            vocabulary = json.load(f)["vocabulary"]
+    vocabulary = [str(w) for w in vocabulary]
+    if len(model.inputs) != 2:
+        raise ValueError(
+            "export_memory_qa: the model must take [stories, queries]. "
+            f"Received a model with {len(model.inputs)} inputs"
+        )
+    sentence_length = model.inputs[0].shape[-1]
+    query_length = model.inputs[1].shape[-1]
+    if memory_size is None:
+        sizes = [getattr(layer, "memory_size", None) for layer in model.layers]
+        sizes = [s for s in sizes if s]
+        if not sizes:
+            raise ValueError("export_memory_qa: give `memory_size`; the model has no layer with one")
+        memory_size = sizes[0]
+    scores_width = model.outputs[0].shape[-1]
+    if scores_width != len(vocabulary):
+        raise ValueError(
+            f"export_memory_qa: the model scores {scores_width} words but the "
+            f"vocabulary has {len(vocabulary)}"
+        )
+
+    table = tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(
+            tf.constant(vocabulary), tf.range(len(vocabulary), dtype=tf.int64)
+        ),
+        default_value=UNK,
+    )
+    words = tf.constant(vocabulary)
+
+    def tokens_of(text):
+        text = tf.strings.lower(text, encoding="utf-8")
+        return tf.strings.split(tf.strings.regex_replace(text, NOT_A_TOKEN, " "))
+
+    def ids_of(tokens, length):
+        return tf.cast(tf.ragged.map_flat_values(table.lookup, tokens[..., :length]), tf.int32)
+
+    def encode(story, question):
+        lowered = tf.strings.lower(story, encoding="utf-8")
+        statements = tf.strings.split(tf.strings.regex_replace(lowered, STATEMENT_END, "\n"), "\n")
+        tokens = tokens_of(statements)  # (batch, [statements], [tokens])
+        tokens = tf.ragged.boolean_mask(tokens, tokens.row_lengths(axis=2) > 0)
+        dense = ids_of(tokens, sentence_length).to_tensor(
+            0, shape=[None, None, sentence_length]
+        )
+        dense = tf.pad(dense, [[0, 0], [0, 1], [0, 0]])  # a row to gather when empty
+        # Slot j holds statement count-1-j (newest first); older ones drop out.
+        index = tf.cast(tokens.row_lengths(), tf.int32)[:, None] - 1 - tf.range(memory_size)
+        stories = tf.gather(dense, tf.maximum(index, 0), batch_dims=1)
+        stories = stories * tf.cast(index >= 0, tf.int32)[:, :, None]
+        queries = ids_of(tokens_of(question), query_length).to_tensor(
+            0, shape=[None, query_length]
+        )
+        return stories, queries
+
+    def answer(stories, queries):
+        scores = model([stories, queries], training=False)
+        best = tf.argmax(scores, axis=-1, output_type=tf.int32)
+        return {"answer": tf.gather(words, best), "scores": scores}
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.track(table)
+    archive.add_endpoint(
+        name="serving_default",
+        fn=lambda story, question: answer(*encode(story, question)),
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="story"),
+            tf.TensorSpec([None], tf.string, name="question"),
+        ],
+    )
+    archive.add_endpoint(
+        name="serve_ids",
+        fn=answer,
+        input_signature=[
+            tf.TensorSpec([None, None, sentence_length], tf.int32, name="stories"),
+            tf.TensorSpec([None, query_length], tf.int32, name="queries"),
+        ],
+    )
+    archive.write_out(directory, verbose=False)
+    return directory

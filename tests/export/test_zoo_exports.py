@@ -1,0 +1,185 @@
+"""Every zoo model's SavedModel, called where only TensorFlow is imported.
+
+Exports made through ``keras_seqmodels.export`` (the dispatch behind
+``seqmodels export NAME DIR``): mnist-renet (images), babi-memn2n (story and
+question as text, and the integer-id signature) and an echo state network
+with a readout fitted by ``fit_readout`` (float sequences; the zoo ships no
+ESN, so it is built here, saved as ``.keras`` and exported from that file by
+the command, i.e. by the generic fallback). All exports are loaded and called
+in one clean process (``python -I``, importing this package there fails) and
+compared with the Keras models. multi30k-en-de, ud-ewt-upos and sst-treelstm
+have theirs in tests/seq2seq/test_translator.py,
+tests/reliability/test_serving_robustness.py and tests/zoo/test_sst_treelstm.py.
+"""
+
+import json
+import os
+import re
+
+import keras
+import numpy as np
+import pytest
+
+import keras_seqmodels as ks
+from keras_seqmodels import export, zoo
+from keras_seqmodels.data import babi
+from keras_seqmodels.testing import run_in_clean_process
+
+pytestmark = pytest.mark.tf_only  # SavedModel export runs on TensorFlow
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
+
+SERVE_SNIPPET = """
+import json
+import tensorflow as tf
+
+plan = json.loads(str(inputs.pop("plan")))
+for label, spec in plan.items():
+    fn = tf.saved_model.load(spec["dir"]).signatures[spec["signature"]]
+    specs = fn.structured_input_signature[1]
+    outputs[label + "__inputs"] = sorted(specs)
+    feed = {k: tf.constant(inputs[label + "__" + k], dtype=specs[k].dtype) for k in specs}
+    for key, value in fn(**feed).items():
+        outputs[label + "__" + key] = value.numpy()
+"""
+
+ODD_STORIES = [
+    # (story, question): unknown words, no statements, more statements than
+    # memory slots, a statement longer than the sentence length, odd spacing.
+    ("Zorg flew to the moon. Mary went to the kitchen!", "Where is Mary?"),
+    ("", "Where is Mary?"),
+    ("   \n ... ?? ", "   "),
+    (" ".join(f"Mary went to the room{i}." for i in range(60)), "Where is Mary"),
+    ("John picked up the football and then went to the very big garden today.", "Where?"),
+    ("MARY\tMOVED   TO the\r\nbathroom", "WHERE is MARY ?"),
+]
+
+
+def _statements(story):
+    """The Python twin of the export's story splitting."""
+    return [s for s in (babi.tokenize(p) for p in re.split(r"[.!?\r\n]+", story)) if s]
+
+
+def _babi_cases():
+    stories, questions, examples = [], [], []
+    for path in babi.task_files(os.path.join(FIXTURES, "babi"), "test"):
+        for story, question, answer in babi.read_babi(path)[:2]:
+            stories.append(" ".join(" ".join(s) + "." for s in story))
+            questions.append(" ".join(question) + "?")
+            examples.append((story, question, answer))
+    for story, question in ODD_STORIES:
+        stories.append(story)
+        questions.append(question)
+        examples.append((_statements(story), babi.tokenize(question), "<unk>"))
+    return stories, questions, examples
+
+
+def _esn_model():
+    """An echo state network with a ridge-regression readout, one step ahead."""
+    keras.utils.set_random_seed(0)
+    t = np.arange(600, dtype="float32")
+    series = (np.sin(0.2 * t) + 0.5 * np.sin(0.311 * t)).astype("float32")
+    inputs = keras.Input((None, 1), name="sequences")
+    states = ks.layers.Recurrent(
+        ks.cells.EchoStateCell(40, spectral_radius=0.9, leak_rate=0.5, seed=0),
+        return_sequences=True,
+    )(inputs)
+    features = keras.layers.Concatenate()([inputs, states])
+    model = keras.Model(inputs, keras.layers.Dense(1, name="readout")(features))
+    u, target = series[None, :-1, None], series[None, 1:, None]
+    feats = keras.Model(inputs, features).predict(u, verbose=0)
+    ks.cells.fit_readout(feats, target, readout=model.get_layer("readout"), washout=50)
+    pred = model.predict(u, verbose=0)
+    nrmse = np.sqrt(np.mean((pred - target)[:, 50:] ** 2)) / series.std()
+    return model, series, float(nrmse)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """Export all three, call them in one TensorFlow-only process."""
+    from keras_seqmodels.cli.main import main
+
+    root = tmp_path_factory.mktemp("exports")
+    plan, feed, expected = {}, {}, {}
+
+    mnist = np.load(os.path.join(FIXTURES, "mnist_test_sample.npz"))
+    pixels = mnist["images"][:8].astype("float32")
+    export.export("mnist-renet", str(root / "mnist"))
+    plan["mnist"] = {"dir": str(root / "mnist"), "signature": "serving_default"}
+    feed["mnist__pixels"] = pixels
+    expected["mnist"] = zoo.load("mnist-renet").predict(pixels, verbose=0)
+
+    stories, questions, examples = _babi_cases()
+    export.export("babi-memn2n", str(root / "babi"))
+    with open(zoo.asset_path("babi-memn2n", "vocab"), encoding="utf-8") as f:
+        vocabulary = json.load(f)["vocabulary"]
+    ids = babi.vectorize(examples, vocabulary, 50, 11, 11)[:2]
+    plan["babi"] = {"dir": str(root / "babi"), "signature": "serving_default"}
+    plan["babi_ids"] = {"dir": str(root / "babi"), "signature": "serve_ids"}
+    feed["babi__story"], feed["babi__question"] = np.array(stories), np.array(questions)
+    feed["babi_ids__stories"], feed["babi_ids__queries"] = ids
+    expected["babi"] = (zoo.load("babi-memn2n").predict(list(ids), verbose=0), vocabulary)
+
+    esn, series, nrmse = _esn_model()
+    esn.save(root / "esn.keras")
+    assert main(["export", str(root / "esn.keras"), str(root / "esn")]) == 0
+    windows = np.stack([series[:120], series[200:320], series[400:520]])[..., None]
+    plan["esn"] = {"dir": str(root / "esn"), "signature": "serving_default"}
+    feed["esn__sequences"] = windows
+    expected["esn"] = (esn.predict(windows, verbose=0), nrmse)
+
+    feed["plan"] = np.asarray(json.dumps(plan))
+    return run_in_clean_process(SERVE_SNIPPET, feed, timeout=300), expected
+
+
+def test_mnist_renet_serves_pixels(served):
+    out, expected = served
+    assert out["mnist__inputs"].tolist() == ["pixels"]
+    np.testing.assert_allclose(out["mnist__scores"], expected["mnist"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(out["mnist__class_id"], np.argmax(expected["mnist"], -1))
+    labels = np.load(os.path.join(FIXTURES, "mnist_test_sample.npz"))["labels"][:8]
+    assert np.mean(out["mnist__class_id"] == labels) >= 7 / 8
+
+
+def test_babi_memn2n_serves_story_and_question_text(served):
+    out, expected = served
+    scores, vocabulary = expected["babi"]
+    assert out["babi__inputs"].tolist() == ["question", "story"]
+    # The text signature encodes in TensorFlow what babi.vectorize does in
+    # Python: same scores as the Keras model on the Python-encoded ids.
+    np.testing.assert_allclose(out["babi__scores"], scores, rtol=1e-5, atol=1e-5)
+    answers = [a.decode() for a in out["babi__answer"]]
+    assert answers == [vocabulary[i] for i in np.argmax(scores, -1)]
+    np.testing.assert_allclose(out["babi_ids__scores"], scores, rtol=1e-5, atol=1e-5)
+    # The 40 fixture questions (2 per task) are answered as the model does.
+    _, _, examples = _babi_cases()
+    truth = [a for _, _, a in examples[:40]]
+    assert np.mean([a == t for a, t in zip(answers, truth)]) >= 0.6
+
+
+def test_esn_serves_float_sequences(served):
+    out, expected = served
+    predictions, nrmse = expected["esn"]
+    assert nrmse < 0.05, f"the fitted readout should predict the series (NRMSE {nrmse})"
+    assert out["esn__inputs"].tolist() == ["sequences"]
+    np.testing.assert_allclose(out["esn__output_0"], predictions, rtol=1e-5, atol=1e-5)
+
+
+def test_export_refuses_a_non_empty_folder_and_a_bad_name(tmp_path):
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "file").write_text("x")
+    with pytest.raises(FileExistsError, match="not empty"):
+        export.export("mnist-renet", str(tmp_path / "taken"))
+    with pytest.raises(TypeError, match="zoo name, a path ending in .keras or a keras.Model"):
+        export.export(3, str(tmp_path / "new"))
+    with pytest.raises(FileNotFoundError, match="no such .keras file"):
+        export.export(str(tmp_path / "missing.keras"), str(tmp_path / "new"))
+
+
+def test_every_zoo_model_has_an_export_path():
+    # Listed exporters name real functions; the others use the generic one.
+    for name in zoo.list_models():
+        fn = export.exporter_for(name)
+        assert callable(fn)
+        if name not in export.EXPORTERS:
+            assert fn.__module__ == "keras_seqmodels.export.generic", name
