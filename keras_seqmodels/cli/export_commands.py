@@ -33,6 +33,10 @@ def register(subparsers):
         "name", help="zoo model name (see `seqmodels zoo list`) or a path to a .keras file"
     )
     p.add_argument("directory", help="output folder (new or empty)")
-    p.add_argument("--beam", type=int, default=None,
-                   help="beam size of the exported search (translation models)")
+    p.add_argument(
+        "--beam",
+        type=int,
+        default=None,
+        help="beam size of the exported search (translation models)",
+    )
     p.set_defaults(func=_export)

@@ -64,7 +64,9 @@ def export_memory_qa(model, directory, vocabulary=None, memory_size=None):
         sizes = [getattr(layer, "memory_size", None) for layer in model.layers]
         sizes = [s for s in sizes if s]
         if not sizes:
-            raise ValueError("export_memory_qa: give `memory_size`; the model has no layer with one")
+            raise ValueError(
+                "export_memory_qa: give `memory_size`; the model has no layer with one"
+            )
         memory_size = sizes[0]
     scores_width = model.outputs[0].shape[-1]
     if scores_width != len(vocabulary):
@@ -93,17 +95,13 @@ def export_memory_qa(model, directory, vocabulary=None, memory_size=None):
         statements = tf.strings.split(tf.strings.regex_replace(lowered, STATEMENT_END, "\n"), "\n")
         tokens = tokens_of(statements)  # (batch, [statements], [tokens])
         tokens = tf.ragged.boolean_mask(tokens, tokens.row_lengths(axis=2) > 0)
-        dense = ids_of(tokens, sentence_length).to_tensor(
-            0, shape=[None, None, sentence_length]
-        )
+        dense = ids_of(tokens, sentence_length).to_tensor(0, shape=[None, None, sentence_length])
         dense = tf.pad(dense, [[0, 0], [0, 1], [0, 0]])  # a row to gather when empty
         # Slot j holds statement count-1-j (newest first); older ones drop out.
         index = tf.cast(tokens.row_lengths(), tf.int32)[:, None] - 1 - tf.range(memory_size)
         stories = tf.gather(dense, tf.maximum(index, 0), batch_dims=1)
         stories = stories * tf.cast(index >= 0, tf.int32)[:, :, None]
-        queries = ids_of(tokens_of(question), query_length).to_tensor(
-            0, shape=[None, query_length]
-        )
+        queries = ids_of(tokens_of(question), query_length).to_tensor(0, shape=[None, query_length])
         return stories, queries
 
     def answer(stories, queries):
