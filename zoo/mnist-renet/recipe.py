@@ -4,6 +4,8 @@ Data -> model -> fit -> evaluate. The model takes (batch, 28, 28) pixel
 values 0-255, scales them itself and returns 10 class scores (logits).
 
     python zoo/mnist-renet/recipe.py train [--data-dir DIR] [--epochs N]
+        [--batch-size GLOBAL] [--strategy {default,mirrored,multi-worker,tpu}]
+        [--tpu ADDRESS] [--precision {float32,mixed_float16,mixed_bfloat16}]
     python zoo/mnist-renet/recipe.py evaluate [--split test|valid] [--model PATH]
 
 (``seqmodels train mnist-renet ...`` / ``seqmodels evaluate mnist-renet ...``
@@ -73,7 +75,8 @@ def build_model(units=16, units2=32, cell="gru", dropout=0.2):
     x = ks.layers.FourDirectional2D(cells[cell](units2), patch_size=2, name="renet_2")(x)
     x = keras.layers.Flatten()(x)
     x = keras.layers.Dropout(dropout)(x)
-    outputs = keras.layers.Dense(10, name="scores")(x)
+    # float32 scores under a mixed-precision policy: the softmax loss needs them.
+    outputs = keras.layers.Dense(10, name="scores", dtype="float32")(x)
     return keras.Model(inputs, outputs, name=NAME)
 
 
@@ -98,21 +101,22 @@ class EpochTimer:
 
 def train(args):
     import keras
+    import tensorflow as tf
 
-    from keras_seqmodels.training import get_strategy
+    from keras_seqmodels.training import recipe_utils
 
     os.makedirs(args.output_dir, exist_ok=True)
     x_train, y_train = load_split(args.data_dir, "train")
     x_valid, y_valid = load_split(args.data_dir, "valid")
     x_train, x_valid = x_train.astype("float32"), x_valid.astype("float32")
     keras.utils.set_random_seed(args.seed)
-    strategy_scope = None
-    if keras.backend.backend() == "tensorflow":
-        strategy_scope = get_strategy(args.strategy).scope()
-    elif args.strategy != "default":
+    if keras.backend.backend() != "tensorflow" and args.strategy != "default":
         raise ValueError(f"{NAME}: --strategy {args.strategy} needs KERAS_BACKEND=tensorflow")
     steps = args.epochs * -(-len(x_train) // args.batch_size)
-    with strategy_scope or _null():
+    # Model, optimizer and datasets under the strategy's scope; --batch-size
+    # is the global batch, split over the replicas; --precision sets the
+    # dtype policy (the scores layer stays float32 for the softmax loss).
+    with recipe_utils.strategy_scope(args) as dist:
         if args.init_from:
             # Continue training a saved model (a second, lower-rate schedule).
             model = keras.saving.load_model(args.init_from, compile=False)
@@ -121,11 +125,18 @@ def train(args):
         schedule = keras.optimizers.schedules.CosineDecay(
             args.learning_rate, decay_steps=steps, alpha=0.05
         )
-        model.compile(
+        dist.compile(
+            model,
             optimizer=keras.optimizers.Adam(schedule, clipnorm=1.0),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
             metrics=["accuracy"],
         )
+        train_data = dist.batch(
+            tf.data.Dataset.from_tensor_slices((x_train, y_train)),
+            shuffle_buffer=len(x_train),
+            seed=args.seed,
+        )
+        valid_data = dist.batch(tf.data.Dataset.from_tensor_slices((x_valid, y_valid)))
     best = os.path.join(args.output_dir, "best.keras")
     callbacks = [
         keras.callbacks.BackupAndRestore(os.path.join(args.output_dir, "backup")),
@@ -134,24 +145,14 @@ def train(args):
     ]
     model.summary()
     model.fit(
-        x_train,
-        y_train,
-        batch_size=args.batch_size,
+        train_data,
         epochs=args.epochs,
-        validation_data=(x_valid, y_valid),
+        validation_data=valid_data,
         callbacks=callbacks,
         verbose=args.verbose,
     )
     print(f"{NAME}: best model (by validation accuracy) saved to {best}")
     return 0
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def evaluate(args):
@@ -213,12 +214,14 @@ def register(args, result):
 
 
 def main(argv=None):
+    from keras_seqmodels.training import recipe_utils
+
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(prog=f"recipe {NAME}")
     parser.add_argument("action", choices=["train", "evaluate"])
-    parser.add_argument("--data-dir", default=default_data_dir())
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--strategy", default="default")
+    # --data-dir (the MNIST folder), --epochs, --batch-size (global),
+    # --strategy, --tpu, --precision.
+    recipe_utils.add_common_arguments(parser, epochs=5, batch_size=128, data_dir=default_data_dir())
     parser.add_argument("--split", default="test", choices=["train", "valid", "test"])
     parser.add_argument("--model", default=None, help="evaluate this .keras file")
     parser.add_argument("--output-dir", default=os.path.join(ROOT, "runs", NAME))
@@ -226,7 +229,6 @@ def main(argv=None):
     parser.add_argument("--units2", type=int, default=32)
     parser.add_argument("--cell", default="gru", choices=["gru", "lstm"])
     parser.add_argument("--dropout", type=float, default=0.2)
-    parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--init-from", default=None, help="train: start from this .keras model")
