@@ -313,21 +313,241 @@ def evaluate(args):
     return metrics
 
 
+# prepare / fit / assemble: the integer core trained on any backend (JAX GPU)
+
+WIDTHS = (16, 32, 64, 160)  # padded sentence lengths: a few shapes for XLA
+CORE_KEYS = ("word_dim", "char_dim", "char_units", "units", "dropout", "use_crf")
+
+
+def prepare(args):
+    """Vectorise train/dev with the string model's own layer into arrays.npz.
+
+    Rows are flattened: ``{split}_words`` (tokens,), ``{split}_chars``
+    (tokens, max_chars), ``{split}_tags`` and ``{split}_offsets``
+    (sentences + 1,). ``drop`` holds the word-dropout probability of each id.
+    """
+    from keras_seqmodels.data.tfds_builders import UPOS_TAGS
+    from keras_seqmodels.layers import SentenceVectorizer
+
+    data_dir = resolve_data_dir(args.data_dir)
+    os.makedirs(args.work_dir, exist_ok=True)
+    tfds_dir = os.path.join(args.run_dir, "tfds")
+    splits = {s: load_split(data_dir, s, tfds_dir) for s in ("train", "dev")}
+    word_vocab, char_vocab, counts = build_vocabularies(splits["train"])
+    vectorizer = SentenceVectorizer(word_vocab, char_vocab, max_chars=20, name="vectorizer")
+    tag_index = {t: i for i, t in enumerate(UPOS_TAGS)}
+    arrays = {}
+    for split, sentences in splits.items():
+        words, chars = [], []
+        for i in range(0, len(sentences), 500):
+            chunk = sentences[i : i + 500]
+            w, c = vectorizer(np.array([" ".join(ws) for ws, _ in chunk], dtype=object))
+            w, c = np.asarray(w), np.asarray(c)
+            for row, (ws, _) in enumerate(chunk):
+                n = len(ws)
+                words.append(w[row, :n])
+                part = np.zeros((n, 20), np.uint8)
+                part[:, : c.shape[2]] = c[row, :n, :20]
+                chars.append(part)
+        lengths = [len(ws) for ws, _ in sentences]
+        arrays[f"{split}_words"] = np.concatenate(words).astype(np.int32)
+        arrays[f"{split}_chars"] = np.concatenate(chars)
+        arrays[f"{split}_tags"] = np.array(
+            [tag_index[t] for _, ts in sentences for t in ts], np.uint8
+        )
+        arrays[f"{split}_offsets"] = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    drop = np.zeros(len(word_vocab) + 2, "float32")
+    drop[2:] = [WORD_DROPOUT_ALPHA / (WORD_DROPOUT_ALPHA + counts[w]) for w in word_vocab]
+    arrays["drop"] = drop
+    np.savez_compressed(os.path.join(args.work_dir, "arrays.npz"), **arrays)
+    with open(os.path.join(args.work_dir, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump({"words": word_vocab, "chars": char_vocab, "tags": list(UPOS_TAGS)}, f,
+                  ensure_ascii=False)  # fmt: skip
+    print(f"{NAME}: arrays for {', '.join(f'{s} {len(v)}' for s, v in splits.items())} "
+          f"sentences in {args.work_dir}", flush=True)  # fmt: skip
+
+
+def pad_batches(data, split, batch_size, rng=None, drop=None):
+    """Fixed-shape batches ``(words, chars, tags)`` of ``batch_size`` rows.
+
+    Sentences are sorted by length (with random tie-breaking when ``rng``
+    is given) and padded to the next width of ``WIDTHS``; a short last batch
+    of a width is topped up with repeats of its own rows (``rows`` says
+    which sentence each row holds, so scoring counts each once). ``drop``
+    replaces word ids by the unknown id 1 with that per-id probability.
+    """
+    words, chars, tags = (data[f"{split}_{k}"] for k in ("words", "chars", "tags"))
+    offsets = data[f"{split}_offsets"]
+    lengths = np.diff(offsets)
+    if drop is not None:
+        hit = rng.random(len(words)) < drop[words]
+        words = np.where(hit & (words > 1), 1, words).astype(np.int32)
+    noise = rng.random(len(lengths)) if rng is not None else np.zeros(len(lengths))
+    width_of = np.array([next(w for w in WIDTHS if w >= n) for n in lengths])
+    batches = []
+    for width in WIDTHS:
+        members = np.flatnonzero(width_of == width)
+        members = members[np.argsort(lengths[members] + noise[members], kind="stable")]
+        for i in range(0, len(members), batch_size):
+            rows = members[i : i + batch_size]
+            real = len(rows)
+            if real < batch_size:
+                rows = np.concatenate([rows, np.resize(rows, batch_size - real)])
+            w = np.zeros((batch_size, width), np.int32)
+            c = np.zeros((batch_size, width, chars.shape[1]), np.int32)
+            t = np.zeros((batch_size, width), np.int32)
+            for r, s in enumerate(rows):
+                a, b = offsets[s], offsets[s + 1]
+                w[r, : b - a], c[r, : b - a], t[r, : b - a] = words[a:b], chars[a:b], tags[a:b]
+            batches.append(((w, c, t), t, rows[:real]))
+    if rng is not None:
+        rng.shuffle(batches)
+    return batches
+
+
+def score_ids(infer, batches):
+    """Accuracy overall and on unknown-word tokens (id 1) of id batches."""
+    correct = total = oov_correct = oov_total = 0
+    for (w, c, t), _, rows in batches:
+        pred = np.asarray(infer.predict_on_batch([w, c]))[: len(rows)]
+        w, t = w[: len(rows)], t[: len(rows)]
+        real = w > 0
+        hit = (pred == t) & real
+        correct += int(hit.sum())
+        total += int(real.sum())
+        oov_correct += int((hit & (w == 1)).sum())
+        oov_total += int((w == 1).sum())
+    return {"upos_accuracy": correct / total, "oov_upos_accuracy": oov_correct / max(oov_total, 1),
+            "tokens": total, "oov_tokens": oov_total}  # fmt: skip
+
+
+def core_config(args):
+    return {"word_dim": args.word_dim, "char_dim": args.char_dim, "char_units": args.char_units,
+            "units": args.units, "dropout": args.dropout, "use_crf": not args.no_crf}  # fmt: skip
+
+
+def fit(args):
+    """Train the id core on arrays.npz (any backend), keep the best dev epoch.
+
+    Writes to ``--out``: ``best_weights.npz`` (the training model's weights,
+    saved whenever dev accuracy improves), ``history.json`` and the config.
+    Stops cleanly before ``--max-seconds`` of wall time.
+    """
+    import keras
+
+    start = time.time()
+    data = np.load(os.path.join(args.work_dir, "arrays.npz"))
+    with open(os.path.join(args.work_dir, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    out = args.out or args.work_dir
+    os.makedirs(out, exist_ok=True)
+    keras.utils.set_random_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    config = core_config(args)
+    train_model, infer = build_models(vocab["words"], vocab["chars"], vocab["tags"], **config)
+    optimizer = keras.optimizers.Adam(args.lr, beta_2=0.9, clipnorm=5.0)
+    if config["use_crf"]:
+        train_model.compile(optimizer, loss=None)
+    else:
+        train_model.compile(
+            optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        )
+    dev = pad_batches(data, "dev", args.batch_size)
+    if args.limit:
+        dev = dev[: max(1, args.limit // args.batch_size)]
+    drop = data["drop"] * args.word_dropout / WORD_DROPOUT_ALPHA
+    history, best = [], {"upos_accuracy": -1.0, "epoch": 0}
+    meta = {"config": config, "args": vars(args), "backend": keras.backend.backend(),
+            "keras": keras.__version__}  # fmt: skip
+    epoch_seconds = 0.0
+    for epoch in range(1, args.epochs + 1):
+        left = args.max_seconds - (time.time() - start)
+        if args.max_seconds and left < 1.1 * epoch_seconds:
+            print(f"{NAME}: stopping, {left:.0f} s left < one epoch", flush=True)
+            break
+        t0 = time.time()
+        train_model.optimizer.learning_rate.assign(args.lr * args.lr_decay ** (epoch - 1))
+        batches = pad_batches(data, "train", args.batch_size, rng, drop)
+        if args.limit:
+            batches = batches[: max(1, args.limit // args.batch_size)]
+        losses = []
+        for x, y, _ in batches:
+            logs = train_model.train_on_batch(list(x), y, return_dict=True)
+            losses.append(logs["loss"])  # no float(): keeps the device queue full
+        metrics = score_ids(infer, dev)
+        epoch_seconds = time.time() - t0
+        entry = {"epoch": epoch, "loss": float(np.mean([float(v) for v in losses])), "dev": metrics,
+                 "seconds": round(epoch_seconds, 1),
+                 "lr": float(args.lr * args.lr_decay ** (epoch - 1))}  # fmt: skip
+        history.append(entry)
+        if metrics["upos_accuracy"] > best["upos_accuracy"]:
+            best = {**metrics, "epoch": epoch}
+            np.savez(os.path.join(out, "best_weights.tmp.npz"),
+                     *[np.asarray(w) for w in train_model.get_weights()])  # fmt: skip
+            os.replace(os.path.join(out, "best_weights.tmp.npz"),
+                       os.path.join(out, "best_weights.npz"))  # fmt: skip
+        with open(os.path.join(out, "history.json"), "w") as f:
+            json.dump({**meta, "best": best, "history": history,
+                       "seconds": round(time.time() - start, 1)}, f, indent=1)  # fmt: skip
+        print(json.dumps(entry), flush=True)
+    print(f"{NAME}: best dev {best['upos_accuracy']:.4f} at epoch {best['epoch']}", flush=True)
+    return best
+
+
+def assemble(args):
+    """String model from ``--weights`` (a fit's best_weights.npz), on TensorFlow."""
+    import keras
+
+    from keras_seqmodels.layers import SentenceVectorizer
+
+    with open(os.path.join(args.work_dir, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    weights = args.weights or os.path.join(args.work_dir, "best_weights.npz")
+    config = core_config(args)
+    hist = os.path.join(os.path.dirname(weights), "history.json")
+    if os.path.isfile(hist):
+        with open(hist) as f:
+            config = json.load(f)["config"]
+    train_model, infer = build_models(vocab["words"], vocab["chars"], vocab["tags"], **config)
+    stored = np.load(weights)
+    train_model.set_weights([stored[f"arr_{i}"] for i in range(len(stored.files))])
+    vectorizer = SentenceVectorizer(vocab["words"], vocab["chars"], max_chars=20,
+                                    name="vectorizer")  # fmt: skip
+    serving = build_serving_model(infer, vectorizer, vocab["tags"])
+    path = args.output or os.path.join(args.work_dir, f"{NAME}.keras")
+    serving.save(path)
+    keras.saving.load_model(path, compile=False, safe_mode=True)
+    print(f"{NAME}: saved {path} ({os.path.getsize(path) / 1e6:.1f} MB), config {config}")
+    return path
+
+
 def parse(argv):
+    from keras_seqmodels.training import recipe_utils
+
     parser = argparse.ArgumentParser(prog=f"seqmodels train|evaluate {NAME}")
-    parser.add_argument("action", choices=["train", "evaluate"])
-    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("action", choices=["train", "evaluate", "prepare", "fit", "assemble"])
+    recipe_utils.add_common_arguments(parser, epochs=12, batch_size=32)
     parser.add_argument("--run-dir", default=os.path.join(REPO, "runs", NAME))
-    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--work-dir", default=os.path.join(REPO, "runs", NAME, "ids"),
+                        help="prepare/fit/assemble: arrays.npz and vocab.json")  # fmt: skip
+    parser.add_argument("--out", default=None, help="fit: where weights and history go")
+    parser.add_argument("--weights", default=None, help="assemble: a fit's best_weights.npz")
+    parser.add_argument("--output", default=None, help="assemble: the .keras file to write")
     parser.add_argument("--batch-tokens", type=int, default=500)
     parser.add_argument("--units", type=int, default=150)
+    parser.add_argument("--word-dim", type=int, default=100)
+    parser.add_argument("--char-dim", type=int, default=32)
+    parser.add_argument("--char-units", type=int, default=64)
+    parser.add_argument("--dropout", type=float, default=0.33)
+    parser.add_argument("--word-dropout", type=float, default=WORD_DROPOUT_ALPHA,
+                        help="alpha of the word dropout alpha / (alpha + count)")  # fmt: skip
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--lr-decay", type=float, default=0.9)
     parser.add_argument("--no-crf", action="store_true", help="softmax output instead of a CRF")
     parser.add_argument(
         "--max-minutes", type=float, default=0, help="stop after this much training"
     )
-    parser.add_argument("--strategy", default="default")
+    parser.add_argument("--max-seconds", type=float, default=0, help="fit: wall-clock budget")
     parser.add_argument("--split", default="dev", choices=["dev", "test"])
     parser.add_argument("--model", default=None, help="a .keras file (default: the zoo's)")
     parser.add_argument(
@@ -339,10 +559,9 @@ def parse(argv):
 
 def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
-    if args.action == "train":
-        train(args)
-    else:
-        evaluate(args)
+    actions = {"train": train, "evaluate": evaluate, "prepare": prepare, "fit": fit,
+               "assemble": assemble}  # fmt: skip
+    actions[args.action](args)
     return 0
 
 
