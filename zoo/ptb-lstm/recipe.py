@@ -81,22 +81,69 @@ def stream_batches(ids, batch, bptt):
     return x, y
 
 
-def build_model(vocab_size, units=200, layers=2, dropout=0.25, batch=None, bptt=None,
-                stateful=False, unroll=False):  # fmt: skip
-    """Embedding → (Dropout → LSTM) × layers → Dropout → Dense(vocab) logits."""
+def build_model(vocab_size, units=200, layers=2, dropout=0.0, batch=None, bptt=None,
+                stateful=False, unroll=False, init_scale=0.1, precompute_inputs=False,
+                seed=1):  # fmt: skip
+    """Embedding → (Dropout → LSTM) × layers → Dropout → Dense(vocab) logits.
+
+    The LSTMs are the package's ``Recurrent(LSTMCell)``. Every weight starts
+    uniform in ``[-init_scale, init_scale]`` and the forget bias at 0, as in
+    Zaremba et al. (2014); dropout acts on the non-recurrent connections only.
+    """
     import keras
 
-    init = keras.initializers.RandomUniform(-0.1, 0.1, seed=1)
+    from keras_seqmodels import cells
+    from keras_seqmodels import layers as ks_layers
+
+    def init(i):
+        return keras.initializers.RandomUniform(-init_scale, init_scale, seed=seed * 100 + i)
+
     ids = keras.Input(batch_shape=(batch, bptt), dtype="int32", name="ids")
-    x = keras.layers.Embedding(vocab_size, units, embeddings_initializer=init,
+    x = keras.layers.Embedding(vocab_size, units, embeddings_initializer=init(0),
                                name="embedding")(ids)  # fmt: skip
     for i in range(layers):
-        x = keras.layers.Dropout(dropout)(x)
-        x = keras.layers.LSTM(units, return_sequences=True, stateful=stateful,
-                              unroll=unroll, name=f"lstm_{i}")(x)  # fmt: skip
-    x = keras.layers.Dropout(dropout)(x)
-    logits = keras.layers.Dense(vocab_size, name="logits")(x)
+        x = keras.layers.Dropout(dropout, seed=seed * 100 + 50 + i, name=f"dropout_{i}")(x)
+        cell = cells.LSTMCell(units, kernel_initializer=init(3 * i + 1),
+                              recurrent_initializer=init(3 * i + 2),
+                              bias_initializer=init(3 * i + 3), unit_forget_bias=False,
+                              name=f"lstm_cell_{i}")  # fmt: skip
+        x = ks_layers.Recurrent(
+            cell,
+            return_sequences=True,
+            stateful=stateful,
+            unroll=unroll,
+            precompute_inputs=precompute_inputs,
+            name=f"lstm_{i}",
+        )(x)
+    x = keras.layers.Dropout(dropout, seed=seed * 100 + 99, name="dropout_out")(x)
+    logits = keras.layers.Dense(vocab_size, kernel_initializer=init(90),
+                                bias_initializer=init(91), name="logits")(x)  # fmt: skip
     return keras.Model(ids, logits, name="ptb_lstm")
+
+
+def model_shape(model):
+    """(units, layers) of a model made by ``build_model``."""
+    lstms = [layer for layer in model.layers if layer.name.startswith("lstm_")]
+    return lstms[0].cell.units, len(lstms)
+
+
+def save_streams(data_dir, path, tfds_dir):
+    """Write the train/valid/test id streams and the vocabulary to ``path`` (npz).
+
+    This is what the GPU job (``jax_train.py``) reads: the device has no
+    TensorFlow, so the streams are made here with the recipe's vocabulary.
+    """
+    streams = {s: tokens(load_lines(data_dir, s, tfds_dir)) for s in ("train", "valid", "test")}
+    vocab = build_vocabulary(streams["train"])
+    arrays = {s: to_ids(w, vocab).astype("int16") for s, w in streams.items()}
+    np.savez_compressed(path, vocab=np.array(vocab), **arrays)
+    return {s: len(a) for s, a in arrays.items()}
+
+
+def copy_weights(source, target):
+    """Copy the trainable weights (not the carried LSTM states) between models."""
+    for src, dst in zip(source.trainable_variables, target.trainable_variables):
+        dst.assign(src)
 
 
 def reset_states(model):
@@ -113,7 +160,7 @@ def perplexity(model, ids, units, layers, batch=10, bptt=100):
     """
     evaluator = build_model(model.get_layer("logits").units, units, layers, 0.0,
                             batch=batch, stateful=True)  # fmt: skip
-    evaluator.set_weights(model.get_weights())
+    copy_weights(model, evaluator)
     reset_states(evaluator)
     rows = (len(ids) - 1) // batch
     x = ids[: rows * batch].reshape(batch, rows)
@@ -188,7 +235,7 @@ def train(args):
             if ppl < state["best"]:
                 state.update(best=ppl, epoch=epoch + 1, bad=0)
                 export = build_model(len(vocab), args.units, args.layers, args.dropout)
-                export.set_weights(model.get_weights())
+                copy_weights(model, export)
                 export.save(os.path.join(args.run_dir, "best.keras"))
             else:
                 state["bad"] += 1
@@ -244,8 +291,7 @@ def evaluate(args):
 
         model = zoo.load(NAME)
         vocab = load_vocabulary(zoo.asset_path(NAME, "vocabulary"))
-    units = model.get_layer("lstm_0").units
-    layers = sum(1 for layer in model.layers if layer.name.startswith("lstm_"))
+    units, layers = model_shape(model)
     ids = to_ids(tokens(load_lines(data_dir, args.split, tfds_dir)), vocab)
     ppl, count = perplexity(model, ids, units, layers)
     print(f"{args.split}_tokens_scored: {count}")
