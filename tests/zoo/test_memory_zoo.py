@@ -13,6 +13,9 @@ from keras_seqmodels import zoo
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(REPO, "tests", "fixtures", "babi")
+# Bit errors per sequence the shipped ntm-copy must stay under at length 20
+# (its card's figure plus margin; chance is 80).
+NTM_FLOOR_L20 = 1.0
 
 
 def load_recipe(name):
@@ -87,10 +90,33 @@ def test_copy_task_batches_and_bit_error_metric():
     assert 15.0 < recipe.bit_errors(_Zeros(), 5, 256) < 25.0
 
 
-@pytest.mark.skipif(
+def test_padded_copy_batches_match_the_unpadded_layout():
+    recipe = load_recipe("ntm-copy")
+    x, y, w, lengths = recipe.padded_batch(np.random.default_rng(0), 64, 6, 15, 3, 0.25)
+    assert x.shape == (64, 15, 9) and y.shape == (64, 15, 8) and w.shape == (64, 15)
+    assert lengths.min() >= 1 and lengths.max() <= 6 and (lengths > 3).any()
+    for xi, yi, wi, n in zip(x, y, w, lengths):
+        np.testing.assert_array_equal(xi[n, 8], 1.0)  # the delimiter
+        np.testing.assert_array_equal(xi[n + 1 :], 0.0)  # recall phase and padding
+        np.testing.assert_array_equal(yi[n + 1 : 2 * n + 1], xi[:n, :8])
+        np.testing.assert_array_equal(wi, (np.arange(15) > n) & (np.arange(15) <= 2 * n))
+        np.testing.assert_array_equal(yi[wi == 0], 0.0)
+    np.testing.assert_array_equal(recipe.errors_per_sequence(np.where(y > 0.5, 5.0, -5.0), y, w), 0)
+    # All-zero outputs miss exactly the 1 bits of the copy.
+    np.testing.assert_array_equal(
+        recipe.errors_per_sequence(np.full(y.shape, -5.0), y, w), y.sum(axis=(1, 2))
+    )
+    with pytest.raises(ValueError, match="steps"):
+        recipe.padded_batch(np.random.default_rng(0), 2, 6, 12)
+
+
+ntm_registered = pytest.mark.skipif(
     "ntm-copy" not in zoo.list_models(),
     reason="ntm-copy is not registered in the zoo yet (see zoo/ntm-copy/card.md)",
 )
+
+
+@ntm_registered
 def test_ntm_copy_artifact_matches_its_card():
     recipe = load_recipe("ntm-copy")
     entry = zoo.info("ntm-copy")
@@ -99,3 +125,20 @@ def test_ntm_copy_artifact_matches_its_card():
     np.testing.assert_allclose(
         value, entry["metrics"]["test_bit_errors_per_sequence_L10"], atol=1e-3
     )
+
+
+@ntm_registered
+def test_ntm_copy_artifact_copies_fixed_seed_sequences_and_round_trips(tmp_path):
+    import keras
+
+    recipe = load_recipe("ntm-copy")
+    model = zoo.load("ntm-copy")
+    x, y, w = recipe.copy_batch(np.random.default_rng(7), 32, 20)
+    logits = np.asarray(model.predict_on_batch(x))
+    errors = recipe.errors_per_sequence(logits, y, w)
+    # Chance is 80 wrong bits per sequence at length 20.
+    assert errors.mean() < NTM_FLOOR_L20
+    path = str(tmp_path / "ntm.keras")
+    model.save(path)
+    again = keras.saving.load_model(path, safe_mode=True)
+    np.testing.assert_allclose(np.asarray(again.predict_on_batch(x)), logits, atol=1e-4)
