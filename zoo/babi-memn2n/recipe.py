@@ -5,6 +5,15 @@
     python zoo/babi-memn2n/recipe.py register --model runs/babi-memn2n/best.keras
     seqmodels evaluate babi-memn2n --data-dir D
 
+On an accelerator, many seeds at once (JAX, vectorised over seeds; the
+validation split picks the seed, the test split is read once at register):
+
+    python zoo/babi-memn2n/recipe.py export-arrays --out-dir runs/gpu/babi-memn2n
+    KERAS_BACKEND=jax python zoo/babi-memn2n/seeds_jax.py \
+        --data runs/gpu/babi-memn2n/babi.npz --out OUT --seeds 32
+    python zoo/babi-memn2n/recipe.py assemble --result OUT --out-dir runs/babi-memn2n-gpu
+    python zoo/babi-memn2n/recipe.py register --model runs/babi-memn2n-gpu/best.keras
+
 Model (Sukhbaatar et al. 2015, the "PE LS RN joint" setting): d = 50, 3 hops,
 adjacent weight tying, position and temporal encoding, the last 50
 statements in memory; linear start (hop softmax removed until the validation
@@ -109,7 +118,6 @@ def train(args):
     import keras
 
     from keras_seqmodels.data import babi
-    from keras_seqmodels.training import get_strategy
 
     keras.utils.set_random_seed(args.seed)
     data_dir = resolve_data_dir(args.data_dir)
@@ -193,8 +201,9 @@ def train(args):
                 self.model.save(self.path)
                 print(f"\nsaved best valid accuracy {self.best:.4f}", flush=True)
 
-    strategy = get_strategy(args.strategy)
-    with strategy.scope():
+    from keras_seqmodels.training import recipe_utils
+
+    with recipe_utils.strategy_scope(args) as dist:
         model = build_model(len(vocabulary), linear_start=not args.no_linear_start)
         layer = model.get_layer("memn2n")
         if args.init_from:
@@ -209,7 +218,8 @@ def train(args):
                 boundaries,
                 [args.learning_rate * 0.5**k for k in range(len(boundaries) + 1)],
             )
-        model.compile(
+        dist.compile(
+            model,
             # The paper clips the summed gradient of 32 examples at norm 40.
             optimizer=(keras.optimizers.SGD if args.optimizer == "sgd" else keras.optimizers.Adam)(
                 schedule, global_clipnorm=40.0 * args.batch_size / 32
@@ -295,6 +305,92 @@ def register(best_path, vocabulary, data_dir, args, elapsed):
     )
 
 
+def train_valid_arrays(data_dir):
+    """Vocabulary and the train/valid arrays, exactly as ``train`` makes them."""
+    from keras_seqmodels.data import babi
+
+    train_tasks, valid_tasks = split_train_valid(load_split(data_dir, "train"))
+    vocabulary = babi.build_vocabulary([e for t in train_tasks + valid_tasks for e in t])
+    return vocabulary, arrays(train_tasks, vocabulary), arrays(valid_tasks, vocabulary)
+
+
+def export_arrays(args):
+    """Write ``OUT_DIR/babi.npz`` (train and valid only) for ``seeds_jax.py``."""
+    vocabulary, x_train, x_valid = train_valid_arrays(resolve_data_dir(args.data_dir))
+    os.makedirs(args.out_dir, exist_ok=True)
+    fields = ("stories", "queries", "answers", "tasks")
+    np.savez_compressed(
+        os.path.join(args.out_dir, "babi.npz"),
+        vocab_size=np.int32(len(vocabulary)),
+        **{f"train_{k}": v.astype("uint8") for k, v in zip(fields, x_train)},
+        **{f"valid_{k}": v.astype("uint8") for k, v in zip(fields, x_valid)},
+    )
+    with open(os.path.join(args.out_dir, "vocab.json"), "w") as f:
+        json.dump({"vocabulary": vocabulary}, f)
+    print(f"wrote {os.path.join(args.out_dir, 'babi.npz')}")
+    return 0
+
+
+def assemble(args):
+    """Pick, on the validation split only, the best seed of ``seeds_jax.py`` runs.
+
+    Reads ``seeds_best.npz`` of every ``--result`` folder, takes the seed of
+    lowest mean validation error over the 20 tasks, loads its weights into
+    the recipe's model (on any backend), re-measures the validation error
+    (it must match the run's own record) and saves ``OUT_DIR/best.keras``.
+    """
+    if not args.result:
+        raise ValueError(f"recipe {NAME} assemble: give --result FOLDER [FOLDER ...]")
+    vocabulary, _, x_valid = train_valid_arrays(resolve_data_dir(args.data_dir))
+    candidates = []
+    for folder in args.result:
+        run = np.load(os.path.join(folder, "seeds_best.npz"))
+        for i, seed in enumerate(run["seeds"]):
+            task_error = run["best_val_task_error"][i]
+            if np.isfinite(task_error).all():
+                candidates.append((float(task_error.mean()), folder, i, int(seed)))
+    if not candidates:
+        raise ValueError(f"recipe {NAME} assemble: no finished seed in {args.result}")
+    candidates.sort()
+    error, folder, index, seed = candidates[0]
+    run = np.load(os.path.join(folder, "seeds_best.npz"))
+    model = build_model(len(vocabulary), linear_start=False)
+    model.get_layer("memn2n").set_weights(
+        [
+            run["embeddings"][index],
+            run["temporal_embeddings"][index],
+            np.asarray(1.0, "float32"),
+        ]
+    )
+    errors = per_task_errors(model, *x_valid)
+    mean = float(np.mean(list(errors.values())))
+    print(f"selected {folder} seed {seed}: valid mean error {mean:.2f}% (run: {error:.2f}%)")
+    if abs(mean - error) > 0.3:
+        raise RuntimeError(
+            f"recipe {NAME} assemble: valid error {mean:.2f}% differs from the run's "
+            f"record {error:.2f}%: the weights did not load as trained"
+        )
+    os.makedirs(args.out_dir, exist_ok=True)
+    model.save(os.path.join(args.out_dir, "best.keras"))
+    with open(os.path.join(args.out_dir, "vocab.json"), "w") as f:
+        json.dump({"vocabulary": vocabulary}, f)
+    with open(os.path.join(args.out_dir, "selection.json"), "w") as f:
+        json.dump(
+            {
+                "selected": {"folder": folder, "seed": seed, "valid_mean_error": mean},
+                "valid_error_per_task": errors,
+                "candidates": [
+                    {"valid_mean_error": round(e, 3), "folder": fo, "seed": s}
+                    for e, fo, _, s in candidates
+                ],
+            },
+            f,
+            indent=1,
+        )
+    print(f"valid errors of all seeds: {[round(c[0], 2) for c in candidates]}")
+    return 0
+
+
 def sample_error(model, vocabulary, sample_dir=None):
     """Mean error (%) over the 20 tasks of the committed test sample."""
     sample_dir = sample_dir or os.path.join(ROOT, "tests", "fixtures", "babi")
@@ -332,10 +428,13 @@ def evaluate(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog=f"recipe {NAME}")
-    parser.add_argument("action", choices=["train", "evaluate", "register"])
-    parser.add_argument("--data-dir", default=default_data_dir())
-    parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--batch-size", type=int, default=32)
+    from keras_seqmodels.training import recipe_utils
+
+    parser.add_argument(
+        "action", choices=["train", "evaluate", "register", "export-arrays", "assemble"]
+    )
+    # --data-dir, --epochs, --batch-size, --strategy, --tpu, --precision.
+    recipe_utils.add_common_arguments(parser, epochs=100, batch_size=32)
     parser.add_argument("--learning-rate", type=float, default=0.005)
     parser.add_argument(
         "--optimizer",
@@ -356,13 +455,22 @@ def main(argv=None):
         help="XLA-compile the train step (3x less CPU time on TensorFlow)",
     )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--strategy", default="default")
+    parser.add_argument(
+        "--result",
+        nargs="+",
+        default=[],
+        help="assemble: folders of seeds_jax.py runs (each with seeds_best.npz)",
+    )
     parser.add_argument("--split", default="test", choices=["train", "valid", "test"])
     parser.add_argument("--model", default=None, help="evaluate this .keras file")
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "runs", NAME))
     parser.add_argument("--register", action="store_true")
     parser.add_argument("--training-time", type=float, default=None, help="seconds, for register")
     args = parser.parse_args(argv)
+    if args.action == "export-arrays":
+        return export_arrays(args)
+    if args.action == "assemble":
+        return assemble(args)
     if args.action == "register":
         # Ship a model trained earlier (e.g. the best checkpoint of a stopped run).
         with open(os.path.join(os.path.dirname(args.model), "vocab.json")) as f:
