@@ -15,6 +15,8 @@ COMMAND_MODULES = [
     "keras_seqmodels.cli.tag_commands",
     "keras_seqmodels.cli.generate_commands",
     "keras_seqmodels.cli.translate_commands",
+    "keras_seqmodels.cli.sentiment_commands",
+    "keras_seqmodels.cli.plot_commands",
     "keras_seqmodels.cli.export_commands",
 ]
 

@@ -1,0 +1,219 @@
+"""``seqmodels sentiment``: sentiment of sentences or trees with a zoo tree model.
+
+    seqmodels sentiment "A gorgeous, witty, seductive movie."
+    seqmodels sentiment "(3 (2 It) (4 (4 (2 's) (4 (3 a) (4 lovely) (2 film))) (2 .)))"
+    seqmodels sentiment --file reviews.txt --output labels.txt
+
+One label per input line on standard output (or ``--output``), in input
+order; a blank input line gives a blank output line. With ``--file`` a
+progress bar goes to standard error.
+
+An input line whose first character is ``(`` is read as a bracketed
+Penn-Treebank / SST tree (``(label (label word) ...)``; the labels are
+ignored). Any other line is plain text: it is split into PTB-style tokens
+and given a balanced binary tree (``keras_seqmodels.trees.balanced_tree``),
+a structure that does not depend on the sentence. The zoo model was trained
+on the treebank's parses, so plain text is scored less accurately than the
+treebank parse of the same sentence.
+"""
+
+import os
+import re
+import sys
+
+DEFAULT_MODEL = "sst-treelstm"
+SST_LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
+
+# PTB-style tokens: "don't" -> "do n't", "film's" -> "film 's", punctuation
+# on its own, hyphenated words kept whole.
+_TOKEN = re.compile(
+    r"\w+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-.]\w+)*|\.\.\.|--|[^\w\s]",
+    re.IGNORECASE,
+)
+_PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-",
+                 "{": "-LCB-", "}": "-RCB-"}
+
+
+def tokenize(text):
+    """PTB-style tokens of plain text (the Stanford Sentiment Treebank's form).
+
+    Clitics split off (``"don't"`` -> ``["do", "n't"]``), punctuation becomes
+    its own token and brackets become ``-LRB-`` / ``-RRB-`` as in the treebank.
+
+    Args:
+        text: a sentence.
+
+    Returns:
+        A list of token strings (empty for blank text).
+
+    Example:
+
+    >>> tokenize("It isn't (really) bad.")
+    ['It', 'is', "n't", '-LRB-', 'really', '-RRB-', 'bad', '.']
+    """
+    return [_PTB_BRACKETS.get(t, t) for t in _TOKEN.findall(text)]
+
+
+def text_to_tree(text, input_format="auto"):
+    """The tree the sentiment model reads for one input line.
+
+    Args:
+        text: a bracketed tree (``"(3 (2 good) (4 fun))"``) or plain text.
+        input_format: ``"auto"`` (a line starting with ``(`` is a tree),
+            ``"tree"`` or ``"text"``.
+
+    Returns:
+        A ``keras_seqmodels.trees.Tree``: the parsed tree, or a balanced binary
+        tree over the tokens of plain text.
+
+    Raises:
+        keras_seqmodels.trees.TreeError: a malformed tree (with the character
+            position) or text with no token.
+
+    Example:
+
+    >>> len(text_to_tree("a fine , funny film").leaves)
+    5
+    """
+    from keras_seqmodels.trees import TreeError, balanced_tree, parse_ptb
+
+    stripped = text.strip()
+    if input_format == "tree" or (input_format == "auto" and stripped.startswith("(")):
+        return parse_ptb(stripped)
+    tokens = tokenize(stripped)
+    if not tokens:
+        raise TreeError("no word in the text")
+    return balanced_tree(len(tokens), tokens)
+
+
+def label_names(classes):
+    """Names of a tree classifier's classes: SST's five, else ``"0"``, ``"1"``, ..."""
+    if classes == len(SST_LABELS):
+        return list(SST_LABELS)
+    if classes == 2:
+        return ["negative", "positive"]
+    return [str(i) for i in range(classes)]
+
+
+def _load_model(args):
+    import keras
+
+    from keras_seqmodels import zoo
+    from keras_seqmodels.cli.main import UserError
+
+    if args.model_path:
+        if not os.path.isfile(args.model_path):
+            raise UserError(f"--model-path: no such file: {args.model_path}")
+        import keras_seqmodels  # noqa: F401  (registers the layers)
+
+        try:
+            model = keras.saving.load_model(args.model_path, compile=False, safe_mode=True)
+        except Exception as err:  # a corrupt or foreign file: one line
+            raise UserError(
+                f"--model-path: cannot load {args.model_path} as a Keras model "
+                f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})"
+            ) from None
+    else:
+        model = zoo.load(args.model)
+    if len(getattr(model, "inputs", None) or []) != 3:
+        raise UserError(
+            f"model {args.model_path or args.model!r} is not a tree classifier: expected "
+            "3 inputs (tokens, children, levels), as the sst-treelstm model has"
+        )
+    return model
+
+
+def _read_lines(args):
+    from keras_seqmodels.cli.main import UserError
+
+    if args.text:
+        return list(args.text), False
+    if args.file:
+        if not os.path.isfile(args.file):
+            raise UserError(f"--file: no such file: {args.file}")
+        with open(args.file, encoding="utf-8") as f:
+            return f.read().splitlines(), True
+    if sys.stdin.isatty():
+        raise UserError(
+            'give a sentence ("A gorgeous, witty movie."), a bracketed tree, '
+            "--file FILE, or lines on standard input"
+        )
+    return sys.stdin.read().splitlines(), False
+
+
+def _sentiment(args):
+    from keras_seqmodels.cli.main import UserError
+    from keras_seqmodels.cli.translate_commands import _Progress
+    from keras_seqmodels.trees import TreeError
+    from keras_seqmodels.trees.serving import root_probabilities
+
+    if args.batch_size < 1:
+        raise UserError(f"--batch-size must be a positive integer; got {args.batch_size}")
+    lines, from_file = _read_lines(args)
+    where = "argument" if args.text else f"{args.file or 'standard input'} line"
+    trees, keep = [], []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            trees.append(text_to_tree(line, args.input_format))
+        except TreeError as err:
+            raise UserError(f"{where} {number}: {err}") from None
+        keep.append(number - 1)
+    if not trees:
+        return 0
+    model = _load_model(args)
+    progress = (
+        _Progress(len(trees), stream=sys.stderr) if from_file and not args.quiet else None
+    )
+    chunks = []
+    for start in range(0, len(trees), args.batch_size * 4):
+        chunk = trees[start : start + args.batch_size * 4]
+        chunks.append(root_probabilities(model, chunk, batch_size=args.batch_size))
+        if progress is not None:
+            progress(len(chunk))
+    import numpy as np
+
+    probs = np.concatenate(chunks)
+    names = label_names(probs.shape[1])
+    out = [""] * len(lines)
+    for row, p in zip(keep, probs):
+        label = names[int(p.argmax())]
+        if args.probabilities:
+            label += "\t" + " ".join(f"{v:.3f}" for v in p)
+        out[row] = label
+    text = "\n".join(out) + "\n"
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "sentiment",
+        help="sentiment of sentences or bracketed trees with the zoo's Tree-LSTM",
+        description="Print one sentiment label per input (very negative, negative, "
+        f"neutral, positive, very positive) with the zoo's {DEFAULT_MODEL} model, "
+        "from arguments, --file, or standard input (one input per line). A line "
+        "starting with '(' is a bracketed PTB/SST tree (its labels are ignored); "
+        "other lines are plain text, tokenised PTB-style and given a balanced "
+        "binary tree that does not depend on the sentence, which is less accurate "
+        "than the treebank's parse of the same sentence.",
+    )
+    p.add_argument("text", nargs="*", help="sentences or bracketed trees")
+    p.add_argument("--file", help="a UTF-8 text file, one sentence or tree per line")
+    p.add_argument("--output", help="write the labels here (default stdout)")
+    p.add_argument("--input-format", choices=("auto", "tree", "text"), default="auto",
+                   help="auto (default): lines starting with '(' are trees; tree: every "
+                   "line is a tree; text: every line is plain text")
+    p.add_argument("--probabilities", action="store_true",
+                   help="also print the class probabilities after a tab")
+    p.add_argument("--batch-size", type=int, default=64, help="trees per model call")
+    p.add_argument("--model", default=DEFAULT_MODEL, help="zoo model name")
+    p.add_argument("--model-path", default=None,
+                   help="a .keras tree classifier file instead of the zoo model")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_sentiment)
