@@ -227,7 +227,7 @@ def train(args):
 
     from keras_seqmodels.data.tfds_builders import UPOS_TAGS
     from keras_seqmodels.layers import SentenceVectorizer
-    from keras_seqmodels.training.distribute import get_strategy
+    from keras_seqmodels.training import recipe_utils
 
     keras.utils.set_random_seed(args.seed)
     data_dir = resolve_data_dir(args.data_dir)
@@ -244,18 +244,20 @@ def train(args):
     train_ds = make_dataset(
         train_s, vectorizer, UPOS_TAGS, args.batch_tokens, True, drop, args.seed
     )
-    strategy = get_strategy(args.strategy)
-    with strategy.scope():
+    # --strategy / --precision through recipe_utils; batches here hold
+    # --batch-tokens words each (bucketed by length), --batch-size is unused.
+    with recipe_utils.strategy_scope(args) as dist:
         train_model, infer = build_models(
-            word_vocab, char_vocab, UPOS_TAGS, use_crf=not args.no_crf, units=args.units
+            word_vocab, char_vocab, UPOS_TAGS, **core_config(args)
         )
         optimizer = keras.optimizers.Adam(args.lr, beta_2=0.9, clipnorm=5.0)
         if args.no_crf:
-            train_model.compile(
-                optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-            )
+            dist.compile(
+                train_model, optimizer,
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            )  # fmt: skip
         else:
-            train_model.compile(optimizer, loss=None)
+            dist.compile(train_model, optimizer, loss=None)
     serving = build_serving_model(infer, vectorizer, UPOS_TAGS)
     selection = DevSelection(serving, dev_s, set(counts), args.run_dir)
     print(f"{NAME}: {len(train_s)} train / {len(dev_s)} dev sentences, "
@@ -442,9 +444,19 @@ def fit(args):
     out = args.out or args.work_dir
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng([args.seed, args.start_epoch])
+    if args.strategy != "default":
+        raise SystemExit(f"{NAME} fit: --strategy {args.strategy} needs `train` (TensorFlow)")
+    keras.config.set_dtype_policy(args.precision)
     config = core_config(args)
+    init = None
+    if args.init_weights:  # warm start from an earlier fit (same config)
+        with open(os.path.join(os.path.dirname(args.init_weights), "history.json")) as f:
+            config = json.load(f)["config"]
+        init = np.load(args.init_weights)
     train_model, infer = build_models(vocab["words"], vocab["chars"], vocab["tags"], **config)
+    if init is not None:
+        train_model.set_weights([init[f"arr_{i}"] for i in range(len(init.files))])
     optimizer = keras.optimizers.Adam(args.lr, beta_2=0.9, clipnorm=5.0)
     if config["use_crf"]:
         train_model.compile(optimizer, loss=None)
@@ -460,7 +472,7 @@ def fit(args):
     meta = {"config": config, "args": vars(args), "backend": keras.backend.backend(),
             "keras": keras.__version__}  # fmt: skip
     epoch_seconds = 0.0
-    for epoch in range(1, args.epochs + 1):
+    for epoch in range(args.start_epoch, args.start_epoch + args.epochs):
         left = args.max_seconds - (time.time() - start)
         if args.max_seconds and left < 1.1 * epoch_seconds:
             print(f"{NAME}: stopping, {left:.0f} s left < one epoch", flush=True)
@@ -521,17 +533,56 @@ def assemble(args):
     return path
 
 
+def register(args):
+    """Copy ``--model`` into the zoo with its test metrics (``--metrics`` JSON).
+
+    ``--extra`` (JSON) adds card fields: dev metrics, machine, training time.
+    """
+    import keras
+
+    from keras_seqmodels import zoo
+
+    if not args.model or not args.metrics:
+        raise SystemExit(f"{NAME} register: --model PATH and --metrics JSON are required")
+    model = keras.saving.load_model(args.model, compile=False, safe_mode=True)
+    entry = zoo.register_model(
+        NAME,
+        args.model,
+        task="UPOS tagging of whitespace-tokenised English sentences "
+        "(BiLSTM + char-LSTM + CRF)",
+        metrics=json.loads(args.metrics),
+        data="UD English EWT r2.16; train 12,544 sentences, model selected on dev, "
+        "scored once on test (25,094 syntactic words)",
+        command=f"seqmodels evaluate {NAME} --data-dir ../shared/data --split test",
+        card=f"zoo/{NAME}/card.md",
+        extra={"parameters": int(model.count_params()),
+               "inputs": "string (batch,) of whitespace-tokenised sentences",
+               "outputs": "string (batch, max_tokens) of UPOS tags, '' at padding",
+               **json.loads(args.extra or "{}")},  # fmt: skip
+    )
+    print(json.dumps(entry, indent=1))
+
+
 def parse(argv):
     from keras_seqmodels.training import recipe_utils
 
     parser = argparse.ArgumentParser(prog=f"seqmodels train|evaluate {NAME}")
-    parser.add_argument("action", choices=["train", "evaluate", "prepare", "fit", "assemble"])
+    parser.add_argument(
+        "action", choices=["train", "evaluate", "prepare", "fit", "assemble", "register"]
+    )
     recipe_utils.add_common_arguments(parser, epochs=12, batch_size=32)
     parser.add_argument("--run-dir", default=os.path.join(REPO, "runs", NAME))
     parser.add_argument("--work-dir", default=os.path.join(REPO, "runs", NAME, "ids"),
                         help="prepare/fit/assemble: arrays.npz and vocab.json")  # fmt: skip
     parser.add_argument("--out", default=None, help="fit: where weights and history go")
     parser.add_argument("--weights", default=None, help="assemble: a fit's best_weights.npz")
+    parser.add_argument("--init-weights", default=None,
+                        help="fit: start from this best_weights.npz (its history.json "
+                        "beside it gives the config)")  # fmt: skip
+    parser.add_argument("--start-epoch", type=int, default=1,
+                        help="fit: first epoch number (lr = lr * lr_decay ** (epoch - 1))")
+    parser.add_argument("--metrics", default=None, help="register: JSON of test metrics")
+    parser.add_argument("--extra", default=None, help="register: JSON of card fields")
     parser.add_argument("--output", default=None, help="assemble: the .keras file to write")
     parser.add_argument("--batch-tokens", type=int, default=500)
     parser.add_argument("--units", type=int, default=150)
@@ -560,7 +611,7 @@ def parse(argv):
 def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
     actions = {"train": train, "evaluate": evaluate, "prepare": prepare, "fit": fit,
-               "assemble": assemble}  # fmt: skip
+               "assemble": assemble, "register": register}  # fmt: skip
     actions[args.action](args)
     return 0
 
