@@ -116,8 +116,9 @@ def build_model(vocab_size, units=200, layers=2, dropout=0.0, batch=None, bptt=N
             name=f"lstm_{i}",
         )(x)
     x = keras.layers.Dropout(dropout, seed=seed * 100 + 99, name="dropout_out")(x)
-    logits = keras.layers.Dense(vocab_size, kernel_initializer=init(90),
-                                bias_initializer=init(91), name="logits")(x)  # fmt: skip
+    # float32 logits also under a mixed precision policy (a stable softmax).
+    logits = keras.layers.Dense(vocab_size, kernel_initializer=init(90), bias_initializer=init(91),
+                                dtype="float32", name="logits")(x)  # fmt: skip
     return keras.Model(ids, logits, name="ptb_lstm")
 
 
@@ -178,11 +179,26 @@ def perplexity(model, ids, units, layers, batch=10, bptt=100):
     return math.exp(total / count), count
 
 
+def learning_rate(args, epoch):
+    """Zaremba's schedule: ``lr * decay ** max(epoch - decay_after, 0)``, epochs from 1."""
+    return args.lr * args.decay ** max(epoch - args.decay_after, 0)
+
+
 def train(args):
+    """CPU/TensorFlow path: ``model.fit`` over stateful TBPTT windows.
+
+    One Keras epoch is one pass over the train stream (the LSTM states are
+    reset at its start; row i of window t+1 continues row i of window t).
+    SGD at ``lr * bptt`` with the global gradient norm clipped at
+    ``clip / bptt`` on the token-mean loss is exactly Zaremba's update (SGD at
+    ``lr``, clip at ``clip``, on the loss summed over the window and averaged
+    over the batch). ``BackupAndRestore`` resumes an interrupted run at the
+    last finished epoch; the best-valid model is ``run_dir/best.keras``.
+    """
     import keras
     import tensorflow as tf
 
-    from keras_seqmodels.training.distribute import get_strategy
+    from keras_seqmodels.training import recipe_utils
 
     keras.utils.set_random_seed(args.seed)
     data_dir = resolve_data_dir(args.data_dir)
@@ -196,51 +212,57 @@ def train(args):
     train_ids, valid_ids = to_ids(train_tokens, vocab), to_ids(valid_tokens, vocab)
     if args.limit:
         train_ids, valid_ids = train_ids[: args.limit], valid_ids[: args.limit // 10]
-    x, y = stream_batches(train_ids, args.batch, args.bptt)
+    x, y = stream_batches(train_ids, args.batch_size, args.bptt)
     steps = len(x)
-    ds = tf.data.Dataset.from_tensor_slices((x, y)).repeat().prefetch(4)
-    per_epoch = max(1, int(steps * args.epoch_fraction))
-    strategy = get_strategy(args.strategy)
-    with strategy.scope():
+    with recipe_utils.strategy_scope(args) as dist:
+        if dist.num_replicas != 1:
+            raise ValueError(
+                f"{NAME}: stateful TBPTT carries each row's LSTM state from one batch "
+                f"to the next on one replica; --strategy {args.strategy} gave "
+                f"{dist.num_replicas} replicas. Use one device (or the JAX trainer "
+                "zoo/ptb-lstm/jax_train.py on an accelerator)."
+            )
         model = build_model(len(vocab), args.units, args.layers, args.dropout,
-                            batch=args.batch, bptt=args.bptt, stateful=True,
-                            unroll=args.unroll)  # fmt: skip
-        optimizer = keras.optimizers.Adam(args.lr, global_clipnorm=args.clip)
-        model.compile(optimizer, keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+                            batch=args.batch_size, bptt=args.bptt, stateful=True,
+                            unroll=args.unroll, init_scale=args.init_scale,
+                            seed=args.seed)  # fmt: skip
+        optimizer = keras.optimizers.SGD(
+            args.lr * args.bptt, global_clipnorm=args.clip / args.bptt
+        )
+        dist.compile(model, optimizer,
+                     loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))  # fmt: skip
+        ds = dist.shard_options(tf.data.Dataset.from_tensor_slices((x, y))).prefetch(4)
 
     state_path = os.path.join(args.run_dir, "selection.json")
-    state = {"best": float("inf"), "epoch": 0, "lr": args.lr, "history": [], "bad": 0}
+    state = {"best": float("inf"), "epoch": 0, "history": []}
     if os.path.isfile(state_path):
         with open(state_path) as f:
             state = json.load(f)
-    words_seen = per_epoch * args.batch * args.bptt
+    words = steps * args.batch_size * args.bptt
     print(f"{NAME}: {len(train_ids)} train / {len(valid_ids)} valid tokens, vocab "
-          f"{len(vocab)}, {steps} TBPTT steps per pass, {per_epoch} per epoch, "
+          f"{len(vocab)}, {steps} TBPTT windows per epoch, "
           f"{model.count_params()} parameters", flush=True)  # fmt: skip
 
     class Select(keras.callbacks.Callback):
         def on_epoch_begin(cb, epoch, logs=None):
             cb.t0 = time.time()
-            model.optimizer.learning_rate.assign(state["lr"])
+            reset_states(model)
+            model.optimizer.learning_rate.assign(learning_rate(args, epoch + 1) * args.bptt)
 
         def on_epoch_end(cb, epoch, logs=None):
             seconds = time.time() - cb.t0
             ppl, _ = perplexity(model, valid_ids, args.units, args.layers)
             entry = {"epoch": epoch + 1, "train_ppl": math.exp(logs["loss"]),
-                     "valid_ppl": ppl, "lr": state["lr"], "train_s": round(seconds, 1),
-                     "words_per_s": round(words_seen / seconds, 1),
+                     "valid_ppl": ppl, "lr": learning_rate(args, epoch + 1),
+                     "train_s": round(seconds, 1), "words_per_s": round(words / seconds, 1),
                      "eval_s": round(time.time() - cb.t0 - seconds, 1),
                      "time": time.strftime("%H:%M:%S")}  # fmt: skip
             state["history"].append(entry)
             if ppl < state["best"]:
-                state.update(best=ppl, epoch=epoch + 1, bad=0)
+                state.update(best=ppl, epoch=epoch + 1)
                 export = build_model(len(vocab), args.units, args.layers, args.dropout)
                 copy_weights(model, export)
                 export.save(os.path.join(args.run_dir, "best.keras"))
-            else:
-                state["bad"] += 1
-            if state["bad"] >= 1 or epoch + 1 >= args.decay_after:
-                state["lr"] *= args.decay
             with open(state_path, "w") as f:
                 json.dump(state, f, indent=1)
             print(json.dumps(entry), flush=True)
@@ -252,7 +274,7 @@ def train(args):
     model.fit(
         ds,
         epochs=args.epochs,
-        steps_per_epoch=per_epoch,
+        steps_per_epoch=steps,
         verbose=2,
         callbacks=[
             keras.callbacks.BackupAndRestore(
@@ -267,6 +289,42 @@ def train(args):
     with open(os.path.join(args.run_dir, "train_info.json"), "w") as f:
         json.dump(info, f, indent=1)
     print(json.dumps(info))
+
+
+def assemble(args):
+    """Turn the JAX trainer's best weights (npz) into a ``.keras`` model.
+
+    Builds the recipe's model (the config's sizes), assigns every weight by its
+    variable path, saves ``run_dir/gpu_<config>.keras`` with the vocabulary of
+    the streams file beside it, and prints the valid perplexity (TensorFlow).
+    """
+    import keras  # noqa: F401
+
+    weights = np.load(args.weights)
+    vocab = [str(w) for w in np.load(args.streams)["vocab"]]
+    model = build_model(len(vocab), args.units, args.layers, args.dropout,
+                        init_scale=args.init_scale)  # fmt: skip
+    variables = {v.path: v for v in model.trainable_variables}
+    names = {k.replace("|", "/") for k in weights.files}
+    if names != set(variables):
+        raise ValueError(
+            f"{NAME} assemble: the weights in {args.weights} do not match the "
+            f"{args.config} model: missing {sorted(set(variables) - names)}, "
+            f"unexpected {sorted(names - set(variables))}"
+        )
+    for key in weights.files:
+        variables[key.replace("|", "/")].assign(weights[key].astype("float32"))
+    os.makedirs(args.run_dir, exist_ok=True)
+    path = os.path.join(args.run_dir, f"gpu_{args.config}.keras")
+    model.save(path)
+    with open(os.path.join(args.run_dir, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(vocab) + "\n")
+    data_dir = resolve_data_dir(args.data_dir)
+    ids = to_ids(tokens(load_lines(data_dir, "valid", os.path.join(args.run_dir, "tfds"))), vocab)
+    ppl, _ = perplexity(model, ids, args.units, args.layers)
+    print(f"{NAME}: wrote {path} ({os.path.getsize(path)} bytes)")
+    print(f"valid_perplexity: {ppl:.2f}")
+    return path
 
 
 def load_vocabulary(path):
@@ -300,38 +358,56 @@ def evaluate(args):
     return ppl
 
 
+# Zaremba, Sutskever & Vinyals (2014), "small" and "medium" (the JAX trainer's too).
+CONFIGS = {
+    "small": dict(units=200, layers=2, dropout=0.0, bptt=20, batch_size=20, lr=1.0,
+                  decay=0.5, decay_after=4, epochs=13, init_scale=0.1, clip=5.0),  # fmt: skip
+    "medium": dict(units=650, layers=2, dropout=0.5, bptt=35, batch_size=20, lr=1.0,
+                   decay=0.8, decay_after=6, epochs=39, init_scale=0.05, clip=5.0),  # fmt: skip
+}
+
+
 def parse(argv):
+    from keras_seqmodels.training import recipe_utils
+
     parser = argparse.ArgumentParser(prog=f"seqmodels train|evaluate {NAME}")
-    parser.add_argument("action", choices=["train", "evaluate"])
-    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("action", choices=["train", "evaluate", "assemble"])
+    recipe_utils.add_common_arguments(parser, epochs=None, batch_size=None)
+    parser.add_argument("--config", choices=sorted(CONFIGS), default="small",
+                        help="Zaremba et al.'s setting; the options below override it")  # fmt: skip
     parser.add_argument("--run-dir", default=os.path.join(REPO, "runs", NAME))
-    parser.add_argument("--epochs", type=int, default=13)
-    parser.add_argument("--epoch-fraction", type=float, default=1.0,
-                        help="fraction of a pass over train per Keras epoch")  # fmt: skip
-    parser.add_argument("--units", type=int, default=200)
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--dropout", type=float, default=0.25)
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--bptt", type=int, default=35)
-    parser.add_argument("--lr", type=float, default=2e-3)
-    parser.add_argument("--decay", type=float, default=0.5)
-    parser.add_argument("--decay-after", type=int, default=1000, help="decay every epoch from here")
-    parser.add_argument("--clip", type=float, default=5.0, help="global gradient-norm clip")
+    parser.add_argument("--units", type=int, default=None)
+    parser.add_argument("--layers", type=int, default=None)
+    parser.add_argument("--dropout", type=float, default=None)
+    parser.add_argument("--bptt", type=int, default=None)
+    parser.add_argument("--lr", type=float, default=None, help="SGD rate on the window sum")
+    parser.add_argument("--decay", type=float, default=None)
+    parser.add_argument("--decay-after", type=int, default=None,
+                        help="decay the rate every epoch after this one")  # fmt: skip
+    parser.add_argument("--clip", type=float, default=None, help="global gradient-norm clip")
+    parser.add_argument("--init-scale", type=float, default=None)
     parser.add_argument("--unroll", action="store_true", help="unroll the bptt loop")
     parser.add_argument("--max-minutes", type=float, default=0)
-    parser.add_argument("--strategy", default="default")
     parser.add_argument("--split", default="valid", choices=["valid", "test"])
     parser.add_argument("--model", default=None, help="a .keras file (default: the zoo's)")
     parser.add_argument("--vocab", default=None, help="vocabulary of --model")
     parser.add_argument("--limit", type=int, default=0, help="first N train tokens (smoke runs)")
     parser.add_argument("--seed", type=int, default=1)
-    return parser.parse_args(argv)
+    parser.add_argument("--weights", default=None, help="assemble: the JAX trainer's npz")
+    parser.add_argument("--streams", default=None, help="assemble: save_streams's npz")
+    args = parser.parse_args(argv)
+    for key, value in CONFIGS[args.config].items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    return args
 
 
 def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
     if args.action == "train":
         train(args)
+    elif args.action == "assemble":
+        assemble(args)
     else:
         evaluate(args)
     return 0
