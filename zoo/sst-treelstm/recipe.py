@@ -73,6 +73,71 @@ def build_model(words, embed_dim=100, units=120, dropout=0.5, num_classes=5):
     return keras.Model([tokens, children, levels], logits, name="sst_treelstm")
 
 
+def build_ensemble(words, members, num_classes=5):
+    """Several trained networks behind one ``StringLookup``: per-node logits
+    ``mean_m log_softmax(logits_m)``, whose softmax is the members'
+    normalised geometric-mean probability. ``members``: list of
+    ``(embed_dim, units)``; member ``i``'s layers are ``embedding_i``,
+    ``tree_lstm_i``, ``classifier_i``."""
+    import keras
+
+    from keras_seqmodels.layers import TreeLSTM
+
+    tokens = keras.Input((None,), dtype="string", name="tokens")
+    children = keras.Input((None, 2), dtype="int32", name="children")
+    levels = keras.Input((None,), dtype="int32", name="levels")
+    ids = keras.layers.StringLookup(vocabulary=words, mask_token=None,
+                                    num_oov_indices=1, name="vocabulary")(tokens)
+    probs = []  # log-probabilities
+    for i, (embed_dim, units) in enumerate(members):
+        x = keras.layers.Embedding(len(words) + 1, embed_dim, name=f"embedding_{i}")(ids)
+        nodes, _ = TreeLSTM(units, name=f"tree_lstm_{i}")([x, children, levels])
+        logits = keras.layers.Dense(num_classes, name=f"classifier_{i}")(nodes)
+        probs.append(keras.layers.Activation("log_softmax", name=f"log_probs_{i}")(logits))
+    mean = keras.layers.Average(name="mean_log_probs")(probs)
+    return keras.Model([tokens, children, levels], mean, name="sst_treelstm_ensemble")
+
+
+def assemble(args):
+    """Copy ``train_jax.py`` weights (JAX, integer ids) into the string-input
+    model: one member gives ``build_model``'s network, several an ensemble."""
+    import keras
+
+    if not args.members or not args.out:
+        raise ValueError(f"{NAME} assemble: give --members DIR [DIR ...] and --out PATH.keras")
+    data_dir = resolve_data_dir(args.data_dir)
+    words = build_vocabulary(load_split(data_dir, "train"))
+    shapes, stored = [], []
+    for folder in args.members:
+        with open(os.path.join(folder, "history.json")) as f:
+            hist = json.load(f)["args"]
+        shapes.append((hist["embed_dim"], hist["units"]))
+        with np.load(os.path.join(folder, "best.npz")) as f:
+            stored.append({k.split("|", 1)[1]: f[k] for k in f.files})
+    if len(shapes) == 1:
+        model = build_model(words, *shapes[0])
+        rename = [lambda path: path]
+    else:
+        model = build_ensemble(words, shapes)
+        rename = [lambda path, i=i: path.replace("/", f"_{i}/", 1) for i in range(len(shapes))]
+    by_path = {w.path: w for w in model.weights}
+    for weights, name in zip(stored, rename):
+        for path, value in weights.items():
+            target = by_path[name(path)]
+            if tuple(target.shape) != value.shape:
+                raise ValueError(f"{NAME} assemble: {path} has shape {value.shape}, "
+                                 f"the model's {name(path)} {tuple(target.shape)}")
+            target.assign(value.astype("float32"))
+    assigned = sum(len(w) for w in stored)
+    if assigned != len(model.trainable_weights):
+        raise ValueError(f"{NAME} assemble: {assigned} stored arrays for "
+                         f"{len(model.trainable_weights)} weights")
+    model.save(args.out)
+    keras.saving.load_model(args.out)  # loads back
+    print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.1f} MB), members {shapes}")
+    return 0
+
+
 def root_metrics(model, trees, batch_size=64):
     """Root fine-grained and binary accuracy of ``model`` on ``trees``."""
     from keras_seqmodels.trees.serving import root_probabilities
@@ -90,7 +155,7 @@ def root_metrics(model, trees, batch_size=64):
 def train(args):
     import keras
 
-    from keras_seqmodels.training import get_strategy
+    from keras_seqmodels.training import recipe_utils
     from keras_seqmodels.trees import tree_dataset
 
     keras.utils.set_random_seed(args.seed)
@@ -103,10 +168,10 @@ def train(args):
         dev_trees = dev_trees[: args.limit // 4 + 1]
     words = build_vocabulary(train_trees)
     ds = tree_dataset(train_trees, args.batch_size, arity=2, shuffle=True, seed=args.seed)
-    with get_strategy(args.strategy).scope():
+    with recipe_utils.strategy_scope(args) as dist:
         model = build_model(words, args.embed_dim, args.units, args.dropout)
-        model.compile(
-            optimizer=keras.optimizers.Adam(args.lr),
+        dist.compile(
+            model, optimizer=keras.optimizers.Adam(args.lr),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True,
                                                             ignore_class=-1),
         )
@@ -186,14 +251,13 @@ def evaluate(args):
 
 
 def main(argv=None):
+    from keras_seqmodels.training import recipe_utils
+
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog=f"recipe {NAME}")
-    parser.add_argument("action", choices=["train", "evaluate"])
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--epochs", type=int, default=12)
-    parser.add_argument("--strategy", default="default")
+    parser.add_argument("action", choices=["train", "evaluate", "assemble"])
+    recipe_utils.add_common_arguments(parser, epochs=12, batch_size=25)
     parser.add_argument("--split", default="test", choices=["train", "dev", "test"])
-    parser.add_argument("--batch-size", type=int, default=25)
     parser.add_argument("--embed-dim", type=int, default=100)
     parser.add_argument("--units", type=int, default=120)
     parser.add_argument("--dropout", type=float, default=0.5)
@@ -204,8 +268,13 @@ def main(argv=None):
     parser.add_argument("--model", default=None, help=".keras file (default: the zoo's)")
     parser.add_argument("--register", action="store_true")
     parser.add_argument("--extra", default=None, help="JSON of extra index fields")
+    parser.add_argument("--members", nargs="+", default=None,
+                        help="assemble: train_jax.py output folders (best.npz, history.json)")
+    parser.add_argument("--out", default=None, help="assemble: the .keras file to write")
     args = parser.parse_args(argv)
     args.argv = argv[1:]
+    if args.action == "assemble":
+        return assemble(args)
     return train(args) if args.action == "train" else evaluate(args)
 
 
