@@ -67,7 +67,7 @@ def load_history(path):
     stripped = text.lstrip()
     if not stripped:
         raise PlotError(f"{path} is empty; {expected}")
-    if stripped.startswith("{"):
+    if stripped[0] in "{[":
         try:
             data = json.loads(text)
         except json.JSONDecodeError:
