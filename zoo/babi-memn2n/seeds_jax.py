@@ -41,11 +41,20 @@ NIL = 1
 def insert_noise(stories, key, rate):
     """``babi.insert_empty_memories`` in JAX, for one batch ``(b, slots, words)``."""
     import jax
+
+    return insert_empty(stories, jax.random.uniform(key, stories.shape[:2]) < rate)
+
+
+def insert_empty(stories, draws):
+    """An empty memory before each statement where ``draws`` ``(b, slots)`` is True.
+
+    The same result as ``babi.insert_empty_memories`` given the same draws.
+    """
     import jax.numpy as jnp
 
     b, size, _ = stories.shape
     used = stories[:, :, 0] != 0
-    extra = (jax.random.uniform(key, (b, size)) < rate) & used
+    extra = draws & used
     new_slot = jnp.arange(size)[None, :] + jnp.cumsum(extra, axis=1)
     keep = used & (new_slot < size)
     target = jnp.where(keep, new_slot, size)  # slot `size` is dropped below
