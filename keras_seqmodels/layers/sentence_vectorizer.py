@@ -93,7 +93,16 @@ class SentenceVectorizer(keras.layers.Layer):
         chars = tf.strings.unicode_split(words.flat_values, "UTF-8")[:, : self.max_chars]
         char_ids = chars.with_flat_values(tf.cast(self.char_lookup(chars.flat_values), tf.int32))
         char_ids = words.with_flat_values(char_ids)
-        return word_ids.to_tensor(0), char_ids.to_tensor(0)
+        word_ids, char_ids = word_ids.to_tensor(0), char_ids.to_tensor(0)
+        # At least one (padding) word and character slot: a batch of empty or
+        # blank sentences would otherwise give zero steps, on which Keras's
+        # LSTM fails at run time ("Tried to stack list which only contains
+        # uninitialized tensors"). Padding slots are masked downstream.
+        words_short = tf.maximum(1 - tf.shape(word_ids)[1], 0)
+        chars_short = tf.maximum(1 - tf.shape(char_ids)[2], 0)
+        word_ids = tf.pad(word_ids, [[0, 0], [0, words_short]])
+        char_ids = tf.pad(char_ids, [[0, 0], [0, words_short], [0, chars_short]])
+        return word_ids, char_ids
 
     def compute_output_spec(self, sentences):
         batch = sentences.shape[0]

@@ -94,6 +94,18 @@ def test_sentence_vectorizer_ids_and_round_trip():
 
 
 @pytest.mark.tf_only
+def test_sentence_vectorizer_gives_one_padding_slot_for_blank_batches():
+    # Zero steps would make the Keras LSTMs after it fail at run time.
+    vec = ks.layers.SentenceVectorizer(["the"], list("the"))
+    for batch in ([""], [" \t", ""], []):
+        words, chars = vec(np.array(batch, dtype=object))
+        assert words.shape == (len(batch), 1) and chars.shape == (len(batch), 1, 1)
+        assert not np.any(words.numpy()) and not np.any(chars.numpy())
+    words, chars = vec(np.array(["", "the"], dtype=object))
+    assert words.numpy().tolist() == [[0], [2]] and chars.shape == (2, 1, 3)
+
+
+@pytest.mark.tf_only
 def test_tag_lookup_pads_with_empty_strings():
     lookup = ks.layers.TagLookup(["NOUN", "VERB"])
     out = lookup([np.array([[1, 0, 0]]), np.array([[5, 7, 0]])])
