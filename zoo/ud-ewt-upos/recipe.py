@@ -506,16 +506,9 @@ def fit(args):
     return best
 
 
-def assemble(args):
-    """String model from ``--weights`` (a fit's best_weights.npz), on TensorFlow."""
-    import keras
-
-    from keras_seqmodels.layers import SentenceVectorizer
-
-    with open(os.path.join(args.work_dir, "vocab.json"), encoding="utf-8") as f:
-        vocab = json.load(f)
-    weights = args.weights or os.path.join(args.work_dir, "best_weights.npz")
-    config = core_config(args)
+def load_core(vocab, weights, fallback_config):
+    """(train, infer, config) of one fit's ``best_weights.npz``."""
+    config = fallback_config
     hist = os.path.join(os.path.dirname(weights), "history.json")
     if os.path.isfile(hist):
         with open(hist) as f:
@@ -523,13 +516,63 @@ def assemble(args):
     train_model, infer = build_models(vocab["words"], vocab["chars"], vocab["tags"], **config)
     stored = np.load(weights)
     train_model.set_weights([stored[f"arr_{i}"] for i in range(len(stored.files))])
+    return train_model, infer, config
+
+
+def build_ensemble(members, tags):
+    """One id model averaging the sequence scores of several trained cores.
+
+    CRF cores: the mean of the emission scores and of the transition scores,
+    decoded by Viterbi, is the argmax of the members' mean sequence score.
+    Softmax cores: the mean log-probabilities, decoded per word.
+    """
+    import keras
+
+    from keras_seqmodels.layers import CRF
+
+    use_crf = {config["use_crf"] for _, _, config in members}
+    if len(use_crf) != 1:
+        raise SystemExit(f"{NAME} assemble: an ensemble needs all-CRF or all-softmax members")
+    use_crf = use_crf.pop()
+    word_ids = keras.Input((None,), dtype="int32", name="word_ids")
+    char_ids = keras.Input((None, None), dtype="int32", name="char_ids")
+    scores = []
+    for i, (train_model, _, _) in enumerate(members):
+        emitter = keras.Model(train_model.inputs[:2], train_model.get_layer("potentials").output,
+                              name=f"member_{i}")  # fmt: skip
+        x = emitter([word_ids, char_ids])
+        if not use_crf:
+            x = keras.layers.Activation("log_softmax", name=f"log_probs_{i}")(x)
+        scores.append(x)
+    mean = keras.layers.Average(name="mean_scores")(scores)
+    crf = CRF(len(tags), trainable=use_crf, name="crf" if use_crf else "argmax")
+    out = crf(mean)
+    if use_crf:
+        crf.set_weights([np.mean([m[0].get_layer("crf").get_weights()[k] for m in members], 0)
+                         for k in range(3)])  # fmt: skip
+    return keras.Model([word_ids, char_ids], out, name="tagger_ids")
+
+
+def assemble(args):
+    """String model from ``--weights`` (a fit's best_weights.npz, or several
+    comma-separated for an ensemble), on TensorFlow."""
+    import keras
+
+    from keras_seqmodels.layers import SentenceVectorizer
+
+    with open(os.path.join(args.work_dir, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    paths = (args.weights or os.path.join(args.work_dir, "best_weights.npz")).split(",")
+    members = [load_core(vocab, p, core_config(args)) for p in paths]
+    infer = members[0][1] if len(members) == 1 else build_ensemble(members, vocab["tags"])
     vectorizer = SentenceVectorizer(vocab["words"], vocab["chars"], max_chars=20,
                                     name="vectorizer")  # fmt: skip
     serving = build_serving_model(infer, vectorizer, vocab["tags"])
     path = args.output or os.path.join(args.work_dir, f"{NAME}.keras")
     serving.save(path)
     keras.saving.load_model(path, compile=False, safe_mode=True)
-    print(f"{NAME}: saved {path} ({os.path.getsize(path) / 1e6:.1f} MB), config {config}")
+    print(f"{NAME}: saved {path} ({os.path.getsize(path) / 1e6:.1f} MB), "
+          f"configs {[m[2] for m in members]}")  # fmt: skip
     return path
 
 
