@@ -20,41 +20,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "zoo", "ntm-copy"))
 
 
-def weightings(model, x):
-    """Read and write weightings of every step: ``(time, N)`` each."""
-    import keras
-
-    from keras_seqmodels.memory import NTM
-
-    ntm = next(layer for layer in model.layers if isinstance(layer, NTM))
-    probe = NTM.from_config({**ntm.get_config(), "return_state": True, "name": "probe"})
-    inputs = keras.Input((None, x.shape[-1]))
-    probe(inputs)
-    probe.set_weights(ntm.get_weights())
-    reads, writes = [], []
-    for t in range(1, x.shape[1] + 1):
-        states = probe(x[:1, :t])
-        reads.append(np.asarray(states[-3])[0, 0])
-        writes.append(np.asarray(states[-2])[0, 0])
-    return np.stack(reads), np.stack(writes)
-
-
 def plot(model, x, path):
-    import matplotlib
+    """The write and read weightings over ``x`` (one sequence) as a PNG."""
+    from keras_seqmodels.utils.plotting import ntm_weightings, plot_ntm_weightings
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    reads, writes = weightings(model, x)
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.5), sharey=True)
-    for ax, w, title in ((axes[0], writes, "write weighting"), (axes[1], reads, "read weighting")):
-        ax.imshow(w.T, aspect="auto", cmap="gray_r", origin="lower")
-        ax.set_title(title)
-        ax.set_xlabel("time step")
-    axes[0].set_ylabel("memory slot")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    reads, writes = ntm_weightings(model, x[0])
+    plot_ntm_weightings(reads, writes, path)
 
 
 def main(argv=None):
