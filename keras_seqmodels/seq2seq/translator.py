@@ -197,12 +197,20 @@ class Translator(keras.Model):
         import tensorflow as tf
 
         strings = tf.convert_to_tensor(strings, tf.string)
-        out = self.decode_target(
-            self.translate_ids(self.encode_source(strings), beam_size=beam_size)
+
+        def translate():
+            out = self.decode_target(
+                self.translate_ids(self.encode_source(strings), beam_size=beam_size)
+            )
+            # Nothing to translate gives nothing, not a guess from the end token.
+            blank = tf.equal(tf.strings.length(tf.strings.strip(strings)), 0)
+            return tf.where(blank, tf.constant(""), out)
+
+        # An empty batch gives an empty batch (the encoder's gathers fail on
+        # a (0, 0) id tensor at run time, e.g. in a served signature).
+        return tf.cond(
+            tf.shape(strings)[0] > 0, translate, lambda: tf.zeros([0], tf.string)
         )
-        # Nothing to translate gives nothing, not a guess from the end token.
-        blank = tf.equal(tf.strings.length(tf.strings.strip(strings)), 0)
-        return tf.where(blank, tf.constant(""), out)
 
     def attention_weights(self, source, translation):
         """Attention of the decoder over the source for one given output.

@@ -77,6 +77,12 @@ def test_translator_survives_odd_inputs_eager_and_traced(tiny):
     ids = tiny.encode_source(tf.constant(ODD_INPUTS))
     assert ids.shape[1] == 64  # cut to max_source_length (end token included)
     assert np.all(ids.numpy()[:2, 0] == tiny.source_end_id)  # empty: end token only
+    # An empty batch, eager and through a signature of any batch size.
+    assert tiny(tf.constant([], tf.string)).shape == (0,)
+    signature = [tf.TensorSpec([None], tf.string)]
+    any_batch = tf.function(lambda s: tiny(s, beam_size=2), input_signature=signature)
+    assert any_batch(tf.constant([], tf.string)).shape == (0,)
+    assert any_batch(tf.constant(ODD_INPUTS[:2])).numpy().tolist() == [b"", b""]
 
 
 def test_translator_save_load_and_beam_one_is_greedy(tiny):
