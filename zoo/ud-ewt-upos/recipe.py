@@ -478,19 +478,26 @@ def fit(args):
             print(f"{NAME}: stopping, {left:.0f} s left < one epoch", flush=True)
             break
         t0 = time.time()
-        train_model.optimizer.learning_rate.assign(args.lr * args.lr_decay ** (epoch - 1))
+        lr = args.lr * args.lr_decay ** (epoch - 1)
+        train_model.optimizer.learning_rate.assign(lr)
         batches = pad_batches(data, "train", args.batch_size, rng, drop)
         if args.limit:
             batches = batches[: max(1, args.limit // args.batch_size)]
         losses = []
-        for x, y, _ in batches:
+        for step, (x, y, _) in enumerate(batches):
+            if args.cosine_seconds and step % 25 == 0:
+                # Cosine decay over wall-clock time: anneals fully within a
+                # time budget whatever the device's speed turns out to be.
+                done = min(1.0, (time.time() - start) / args.cosine_seconds)
+                lr = args.lr * (0.02 + 0.98 * 0.5 * (1 + np.cos(np.pi * done)))
+                train_model.optimizer.learning_rate.assign(lr)
             logs = train_model.train_on_batch(list(x), y, return_dict=True)
             losses.append(logs["loss"])  # no float(): keeps the device queue full
         metrics = score_ids(infer, dev)
         epoch_seconds = time.time() - t0
         entry = {"epoch": epoch, "loss": float(np.mean([float(v) for v in losses])), "dev": metrics,
                  "seconds": round(epoch_seconds, 1),
-                 "lr": float(args.lr * args.lr_decay ** (epoch - 1))}  # fmt: skip
+                 "lr": float(lr)}  # fmt: skip
         history.append(entry)
         if metrics["upos_accuracy"] > best["upos_accuracy"]:
             best = {**metrics, "epoch": epoch}
@@ -642,6 +649,9 @@ def parse(argv):
         "--max-minutes", type=float, default=0, help="stop after this much training"
     )
     parser.add_argument("--max-seconds", type=float, default=0, help="fit: wall-clock budget")
+    parser.add_argument("--cosine-seconds", type=float, default=0,
+                        help="fit: cosine learning-rate decay over this many seconds of wall "
+                        "time (to 2%% of --lr) instead of --lr-decay per epoch")  # fmt: skip
     parser.add_argument("--split", default="dev", choices=["dev", "test"])
     parser.add_argument("--model", default=None, help="a .keras file (default: the zoo's)")
     parser.add_argument(
