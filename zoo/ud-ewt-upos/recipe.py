@@ -456,7 +456,8 @@ def fit(args):
         init = np.load(args.init_weights)
     train_model, infer = build_models(vocab["words"], vocab["chars"], vocab["tags"], **config)
     if init is not None:
-        train_model.set_weights([init[f"arr_{i}"] for i in range(len(init.files))])
+        # (a float16 copy is fine for a warm start: it keeps the upload small)
+        train_model.set_weights([init[f"arr_{i}"].astype("float32") for i in range(len(init))])
     optimizer = keras.optimizers.Adam(args.lr, beta_2=0.9, clipnorm=5.0)
     if config["use_crf"]:
         train_model.compile(optimizer, loss=None)
