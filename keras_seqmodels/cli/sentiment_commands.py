@@ -25,9 +25,10 @@ DEFAULT_MODEL = "sst-treelstm"
 SST_LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
 
 # PTB-style tokens: "don't" -> "do n't", "film's" -> "film 's", punctuation
-# on its own, hyphenated words kept whole.
+# on its own, hyphenated words kept whole, -LRB- style brackets kept.
 _TOKEN = re.compile(
-    r"\w+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-.]\w+)*|\.\.\.|--|[^\w\s]",
+    r"-[LR][RSC]B-|\w+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-.]\w+)*|\.\.\.|--"
+    r"|[^\w\s]",
     re.IGNORECASE,
 )
 _PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-",
