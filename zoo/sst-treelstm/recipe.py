@@ -55,10 +55,10 @@ def build_vocabulary(trees, min_count=2):
     return [""] + sorted(w for w, c in counts.items() if c >= min_count)
 
 
-def build_model(words, embed_dim=100, units=120, dropout=0.5, num_classes=5):
+def build_model(words, embed_dim=100, units=120, dropout=0.5, num_classes=5, cell="treelstm"):
     import keras
 
-    from keras_seqmodels.layers import TreeLSTM
+    from keras_seqmodels.layers import RNTN, TreeLSTM
 
     tokens = keras.Input((None,), dtype="string", name="tokens")
     children = keras.Input((None, 2), dtype="int32", name="children")
@@ -67,7 +67,10 @@ def build_model(words, embed_dim=100, units=120, dropout=0.5, num_classes=5):
                                     num_oov_indices=1, name="vocabulary")(tokens)
     x = keras.layers.Embedding(len(words) + 1, embed_dim, name="embedding")(ids)
     x = keras.layers.Dropout(dropout)(x)
-    nodes, _ = TreeLSTM(units, name="tree_lstm")([x, children, levels])
+    if cell == "rntn":
+        nodes, _ = RNTN(units, name="rntn")([x, children, levels])
+    else:
+        nodes, _ = TreeLSTM(units, name="tree_lstm")([x, children, levels])
     nodes = keras.layers.Dropout(dropout)(nodes)
     logits = keras.layers.Dense(num_classes, name="classifier")(nodes)
     return keras.Model([tokens, children, levels], logits, name="sst_treelstm")
@@ -81,7 +84,7 @@ def build_ensemble(words, members, num_classes=5):
     ``tree_lstm_i``, ``classifier_i``."""
     import keras
 
-    from keras_seqmodels.layers import TreeLSTM
+    from keras_seqmodels.layers import RNTN, TreeLSTM
 
     tokens = keras.Input((None,), dtype="string", name="tokens")
     children = keras.Input((None, 2), dtype="int32", name="children")
@@ -89,52 +92,100 @@ def build_ensemble(words, members, num_classes=5):
     ids = keras.layers.StringLookup(vocabulary=words, mask_token=None,
                                     num_oov_indices=1, name="vocabulary")(tokens)
     probs = []  # log-probabilities
-    for i, (embed_dim, units) in enumerate(members):
+    for i, (embed_dim, units, *cell) in enumerate(members):
         x = keras.layers.Embedding(len(words) + 1, embed_dim, name=f"embedding_{i}")(ids)
-        nodes, _ = TreeLSTM(units, name=f"tree_lstm_{i}")([x, children, levels])
+        if cell and cell[0] == "rntn":
+            nodes, _ = RNTN(units, name=f"rntn_{i}")([x, children, levels])
+        else:
+            nodes, _ = TreeLSTM(units, name=f"tree_lstm_{i}")([x, children, levels])
         logits = keras.layers.Dense(num_classes, name=f"classifier_{i}")(nodes)
         probs.append(keras.layers.Activation("log_softmax", name=f"log_probs_{i}")(logits))
     mean = keras.layers.Average(name="mean_log_probs")(probs)
     return keras.Model([tokens, children, levels], mean, name="sst_treelstm_ensemble")
 
 
-def assemble(args):
-    """Copy ``train_jax.py`` weights (JAX, integer ids) into the string-input
-    model: one member gives ``build_model``'s network, several an ensemble."""
-    import keras
-
-    if not args.members or not args.out:
-        raise ValueError(f"{NAME} assemble: give --members DIR [DIR ...] and --out PATH.keras")
-    data_dir = resolve_data_dir(args.data_dir)
-    words = build_vocabulary(load_split(data_dir, "train"))
-    shapes, stored = [], []
-    for folder in args.members:
+def _load_members(folders):
+    """``(shape, weights)`` per ``train_jax.py`` output folder; shape is
+    ``(embed_dim, units, cell)``."""
+    out = []
+    for folder in folders:
         with open(os.path.join(folder, "history.json")) as f:
             hist = json.load(f)["args"]
-        shapes.append((hist["embed_dim"], hist["units"]))
         with np.load(os.path.join(folder, "best.npz")) as f:
-            stored.append({k.split("|", 1)[1]: f[k] for k in f.files})
-    if len(shapes) == 1:
-        model = build_model(words, *shapes[0])
+            weights = {k.split("|", 1)[1]: f[k] for k in f.files}
+        out.append(((hist["embed_dim"], hist["units"], hist.get("cell", "treelstm")), weights))
+    return out
+
+
+def _model_from_members(words, members):
+    if len(members) == 1:
+        model = build_model(words, *members[0][0][:2], cell=members[0][0][2])
         rename = [lambda path: path]
     else:
-        model = build_ensemble(words, shapes)
-        rename = [lambda path, i=i: path.replace("/", f"_{i}/", 1) for i in range(len(shapes))]
+        model = build_ensemble(words, [m[0] for m in members])
+        rename = [lambda path, i=i: path.replace("/", f"_{i}/", 1) for i in range(len(members))]
     by_path = {w.path: w for w in model.weights}
-    for weights, name in zip(stored, rename):
+    for (_, weights), name in zip(members, rename):
         for path, value in weights.items():
             target = by_path[name(path)]
             if tuple(target.shape) != value.shape:
                 raise ValueError(f"{NAME} assemble: {path} has shape {value.shape}, "
                                  f"the model's {name(path)} {tuple(target.shape)}")
             target.assign(value.astype("float32"))
-    assigned = sum(len(w) for w in stored)
+    assigned = sum(len(m[1]) for m in members)
     if assigned != len(model.trainable_weights):
         raise ValueError(f"{NAME} assemble: {assigned} stored arrays for "
                          f"{len(model.trainable_weights)} weights")
+    return model
+
+
+def select_on_dev(words, members, dev_trees, max_size):
+    """Greedy forward selection (Caruana et al. 2004) of ensemble members by
+    dev root fine-grained accuracy of the mean log-probabilities; returns the
+    chosen indices and prints every member's and step's dev accuracy."""
+    from keras_seqmodels.trees.serving import root_probabilities
+
+    gold = np.array([t.labels[t.root] for t in dev_trees])
+    logp = []
+    for i, member in enumerate(members):
+        probs = root_probabilities(_model_from_members(words, [member]), dev_trees)
+        logp.append(np.log(probs + 1e-12))
+        print(f"member {i}: dev fine {np.mean(probs.argmax(1) == gold):.4f}", flush=True)
+    chosen, best = [], -1.0
+    while len(chosen) < max_size:
+        scores = {i: np.mean(np.mean([logp[j] for j in chosen + [i]], 0).argmax(1) == gold)
+                  for i in range(len(members)) if i not in chosen}
+        if not scores:
+            break
+        i = max(scores, key=scores.get)
+        if scores[i] <= best:
+            break
+        chosen.append(i)
+        best = scores[i]
+        print(f"ensemble {chosen}: dev fine {best:.4f}", flush=True)
+    return chosen
+
+
+def assemble(args):
+    """Copy ``train_jax.py`` weights (JAX, integer ids) into the string-input
+    model: one member gives ``build_model``'s network, several an ensemble;
+    with ``--select N`` the members are chosen on dev (at most N)."""
+    import keras
+
+    if not args.members or not args.out:
+        raise ValueError(f"{NAME} assemble: give --members DIR [DIR ...] and --out PATH.keras")
+    data_dir = resolve_data_dir(args.data_dir)
+    words = build_vocabulary(load_split(data_dir, "train"))
+    members = _load_members(args.members)
+    if args.select:
+        chosen = select_on_dev(words, members, load_split(data_dir, "dev"), args.select)
+        print("chosen members:", [args.members[i] for i in chosen])
+        members = [members[i] for i in chosen]
+    model = _model_from_members(words, members)
     model.save(args.out)
     keras.saving.load_model(args.out)  # loads back
-    print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.1f} MB), members {shapes}")
+    print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.1f} MB), "
+          f"members {[m[0] for m in members]}")
     return 0
 
 
@@ -271,6 +322,8 @@ def main(argv=None):
     parser.add_argument("--members", nargs="+", default=None,
                         help="assemble: train_jax.py output folders (best.npz, history.json)")
     parser.add_argument("--out", default=None, help="assemble: the .keras file to write")
+    parser.add_argument("--select", type=int, default=0,
+                        help="assemble: choose at most N members on dev (greedy)")
     args = parser.parse_args(argv)
     args.argv = argv[1:]
     if args.action == "assemble":

@@ -75,17 +75,22 @@ def batches(trees, batch_size, rng=None):
     return out
 
 
-def build_model(vocab_size, embed_dim, units, dropout, num_classes=5):
+def build_model(vocab_size, embed_dim, units, dropout, num_classes=5, cell="treelstm"):
+    """``cell="rntn"``: an ``RNTN(units)`` (leaves are their embeddings, so
+    ``embed_dim`` must equal ``units``) in place of the Tree-LSTM."""
     import keras
 
-    from keras_seqmodels.layers import TreeLSTM
+    from keras_seqmodels.layers import RNTN, TreeLSTM
 
     ids = keras.Input((None,), dtype="int32", name="ids")
     children = keras.Input((None, 2), dtype="int32", name="children")
     levels = keras.Input((None,), dtype="int32", name="levels")
     x = keras.layers.Embedding(vocab_size, embed_dim, name="embedding")(ids)
     x = keras.layers.Dropout(dropout)(x)
-    nodes, _ = TreeLSTM(units, name="tree_lstm")([x, children, levels])
+    if cell == "rntn":
+        nodes, _ = RNTN(units, name="rntn")([x, children, levels])
+    else:
+        nodes, _ = TreeLSTM(units, name="tree_lstm")([x, children, levels])
     nodes = keras.layers.Dropout(dropout)(nodes)
     logits = keras.layers.Dense(num_classes, name="classifier")(nodes)
     return keras.Model([ids, children, levels], logits, name="sst_treelstm_ids")
@@ -188,6 +193,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="sst-treelstm train_jax")
     parser.add_argument("--data", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--cell", default="treelstm", choices=["treelstm", "rntn"])
     parser.add_argument("--optimizer", default="adam", choices=["adam", "adagrad"])
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--weight-decay", type=float, default=0.0)
@@ -218,7 +224,7 @@ def main(argv=None):
     if args.limit:
         train, dev = train[: args.limit], dev[: max(args.limit // 4, 8)]
     vocab_size = int(max(data["train_ids"].max(), data["dev_ids"].max())) + 1
-    model = build_model(vocab_size, args.embed_dim, args.units, args.dropout)
+    model = build_model(vocab_size, args.embed_dim, args.units, args.dropout, cell=args.cell)
     if args.init:
         load_weights(model, args.init)
     opt = (keras.optimizers.Adam(args.lr, weight_decay=args.weight_decay or None)
