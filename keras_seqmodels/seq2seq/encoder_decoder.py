@@ -23,7 +23,13 @@ class EncoderDecoder(keras.Model):
     Training (``fit``) uses teacher forcing: the inputs are
     ``(source_ids, decoder_input_ids)`` where the decoder inputs are the
     targets shifted right behind ``start_id``; compile with
-    ``MaskedSparseCrossentropy`` so padding does not count. Decoding
+    ``MaskedSparseCrossentropy`` so padding does not count. With
+    ``scheduled_sampling=True`` the decoder feeds, in training, its own
+    previous token instead of the ground truth with probability
+    1 - ε; the callback ``keras_seqmodels.training.ScheduledSampling`` moves
+    ε from 1 down on a linear, exponential or inverse-sigmoid schedule
+    (Bengio et al. 2015). ``input_feeding=True`` feeds the previous
+    attentional vector to the next step (Luong et al. 2015). Decoding
     (``greedy``, ``sample``, ``beam``) runs in the graph with
     ``keras.ops.while_loop``.
 
@@ -40,6 +46,11 @@ class EncoderDecoder(keras.Model):
         tie_embeddings: tie the output layer to the target embedding.
         dropout: dropout rate.
         start_id, end_id: the target's start and end-of-sequence ids.
+        input_feeding: feed the previous attentional vector to the decoder.
+        scheduled_sampling: mix ground-truth and own previous tokens in
+            training (see ``AttentionDecoder``).
+        sampling: ``"sample"`` or ``"argmax"``, how the own token is picked.
+        seed: seed of the scheduled-sampling draws.
 
     Call arguments:
         inputs: ``(source_ids, decoder_input_ids)``, int tensors
@@ -82,6 +93,10 @@ class EncoderDecoder(keras.Model):
         dropout=0.0,
         start_id=1,
         end_id=2,
+        input_feeding=False,
+        scheduled_sampling=False,
+        sampling="sample",
+        seed=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -109,6 +124,10 @@ class EncoderDecoder(keras.Model):
             context_input=context_input,
             tie_embeddings=tie_embeddings,
             dropout=dropout,
+            input_feeding=input_feeding,
+            scheduled_sampling=scheduled_sampling,
+            sampling=sampling,
+            seed=seed,
             name="decoder",
         )
         self._config = dict(
@@ -127,6 +146,10 @@ class EncoderDecoder(keras.Model):
             dropout=float(dropout),
             start_id=start_id,
             end_id=end_id,
+            input_feeding=bool(input_feeding),
+            scheduled_sampling=bool(scheduled_sampling),
+            sampling=sampling,
+            seed=seed,
         )
 
     def _split_inputs(self, inputs):

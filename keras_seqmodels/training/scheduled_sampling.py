@@ -53,8 +53,9 @@ class ScheduledSampling(keras.callbacks.Callback):
     """Lowers the probability of teacher forcing during training.
 
     At each epoch (``per="epoch"``) or batch (``per="batch"``) i, sets the
-    ``teacher_probability`` ε of every ``OutputFeedback`` layer of the model
-    built with ``scheduled_sampling=True`` to
+    ``teacher_probability`` ε of every ``OutputFeedback`` layer and every
+    ``seq2seq.AttentionDecoder`` (``EncoderDecoder``) of the model built with
+    ``scheduled_sampling=True`` to
     ``teacher_forcing_probability(schedule, i, k, c, minimum)``: those layers
     then feed, at each step, the ground truth y(t-1) with probability ε and
     their own previous output otherwise. ε is logged as
@@ -108,8 +109,9 @@ class ScheduledSampling(keras.callbacks.Callback):
         layers = _feedback_layers(self.model)
         if not layers:
             raise ValueError(
-                "ScheduledSampling: the model has no OutputFeedback layer built "
-                "with scheduled_sampling=True."
+                "ScheduledSampling: the model has no OutputFeedback layer (nor "
+                "EncoderDecoder / AttentionDecoder) built with "
+                "scheduled_sampling=True."
             )
         self.value = teacher_forcing_probability(self.schedule, i, self.k, self.c, self.minimum)
         sync = getattr(self.model, "jax_state_sync", None)
