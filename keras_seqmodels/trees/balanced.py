@@ -17,6 +17,9 @@ def balanced_tree(length, tokens=None):
         length: positive number of leaves τ.
         tokens: optional sequence of ``length`` leaf tokens.
 
+    Returns:
+        A ``Tree`` whose root is its last node.
+
     Example:
 
     >>> balanced_tree(5).depth()

@@ -21,6 +21,17 @@ def tree_dataset(trees, batch_size, arity=2, vocab=None, shuffle=False, seed=0,
         seed: shuffle seed.
         node_labels: labels per node ``(B, N)``; if False, the root's label
             ``(B,)``.
+
+    Returns:
+        A ``tf.data.Dataset`` for ``model.fit``.
+
+    Example:
+
+    >>> from keras_seqmodels.trees import parse_ptb
+    >>> trees = [parse_ptb("(3 (2 good) (4 fun))"), parse_ptb("(1 (1 dull))")]
+    >>> (tokens, children, levels), labels = next(iter(tree_dataset(trees, 2)))
+    >>> tuple(children.shape), labels.numpy().tolist()
+    ((2, 3, 2), [[3, 2, 4], [1, 1, -1]])
     """
     import tensorflow as tf
 

@@ -27,6 +27,12 @@ class Vocabulary:
     Args:
         words: the known tokens, in id order (they get ids 2, 3, ...).
         lower: lower-case tokens before lookup.
+
+    Example:
+
+    >>> vocab = Vocabulary(["good", "fun"], lower=True)
+    >>> [vocab.lookup(t) for t in ["Fun", "dull", None]], len(vocab)
+    ([3, 1, 0], 4)
     """
 
     PAD, UNK = 0, 1
@@ -59,7 +65,24 @@ class Vocabulary:
 
 def encode_tree(tree, arity=None, vocab=None):
     """One tree's arrays: ``tokens (n,)``, ``children (n, K)``, ``levels (n,)``,
-    ``labels (n,)``, numbered as the tree's nodes."""
+    ``labels (n,)``, numbered as the tree's nodes.
+
+    Args:
+        tree: a ``Tree``.
+        arity: ``K``; default the tree's largest number of children.
+        vocab: optional ``Vocabulary``; without it tokens stay strings.
+
+    Returns:
+        dict of NumPy arrays ``tokens, children, levels, labels`` (``-1`` for
+        no child and no label).
+
+    Example:
+
+    >>> from keras_seqmodels.trees import parse_ptb
+    >>> arrays = encode_tree(parse_ptb("(3 (2 good) (4 fun))"))
+    >>> arrays["children"].tolist(), arrays["levels"].tolist()
+    ([[1, 2], [-1, -1], [-1, -1]], [1, 0, 0])
+    """
     k = tree.max_arity if arity is None else arity
     n = len(tree)
     if tree.max_arity > k:
@@ -147,6 +170,21 @@ def check_encoding(children, levels):
     result, raising ``TreeError``: a child index out of range or pointing to
     padding, a child whose level is not below its parent's (which also rules
     out cycles), a shape mismatch, or a tree without a unique highest node.
+
+    Args:
+        children: int array ``(B, N, K)`` of child indices, ``-1`` for none.
+        levels: int array ``(B, N)`` of node heights, ``-1`` for padding.
+
+    Returns:
+        None; raises ``TreeError`` on the first problem found.
+
+    Example:
+
+    >>> check_encoding([[[1, 2], [-1, -1], [-1, -1]]], [[1, 0, 0]])
+    >>> check_encoding([[[1, 5], [-1, -1], [-1, -1]]], [[1, 0, 0]])
+    Traceback (most recent call last):
+    ...
+    keras_seqmodels.trees.tree.TreeError: ...
     """
     children = np.asarray(children)
     levels = np.asarray(levels)

@@ -18,6 +18,12 @@ def parse_ptb(text):
     numbered in pre-order (the root is node 0), which is also the
     order of their opening brackets.
 
+    Args:
+        text: one bracketed tree.
+
+    Returns:
+        A ``Tree`` with ``tokens`` on the leaves and ``labels`` on every node.
+
     Raises:
         TreeError: unbalanced brackets (with the character position), an empty
             node ``()`` or a node with a label and nothing else (a missing
@@ -124,6 +130,21 @@ def read_ptb_file(path, limit=None):
     """Parse a file with one bracketed tree per line (blank lines skipped).
 
     Errors name the file and line.
+
+    Args:
+        path: a UTF-8 text file (e.g. ``sst/dev.txt``).
+        limit: read at most this many trees (default all).
+
+    Returns:
+        A list of ``Tree``.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "trees.txt")
+    >>> _ = open(path, "w").write("(3 (2 good) (4 fun))\\n\\n(1 (1 dull))\\n")
+    >>> [t.labels[t.root] for t in read_ptb_file(path)]
+    [3, 1]
     """
     trees = []
     with open(path, encoding="utf-8") as f:

@@ -181,9 +181,23 @@ def from_heads(heads, tokens=None, labels=None):
     passed directly). Every token becomes a node; its dependents are its
     children, left to right.
 
+    Args:
+        heads: sequence of ``n`` head indices (1-based, ``0`` for the root).
+        tokens: optional sequence of ``n`` tokens (the words).
+        labels: optional sequence of ``n`` node labels.
+
+    Returns:
+        A ``Tree`` whose node ``i`` is token ``i + 1`` of the parse.
+
     Raises:
         TreeError: a head out of range, a token that heads itself, a cycle,
             or not exactly one root.
+
+    Example:
+
+    >>> t = from_heads([2, 0, 2], tokens=["dogs", "bark", "loudly"])
+    >>> t.root, t.children[1]
+    (1, (0, 2))
     """
     heads = [int(h) for h in heads]
     n = len(heads)
@@ -211,6 +225,18 @@ def from_nested(nested):
     This is the form of ``nltk.Tree`` leaves and of most constituency parsers'
     Python output: a list is an internal node, anything else a leaf token.
     An empty list is a node with a missing child and raises ``TreeError``.
+
+    Args:
+        nested: a token, or a (nested) list or tuple of them.
+
+    Returns:
+        A ``Tree`` numbered in pre-order (the root is node 0).
+
+    Example:
+
+    >>> t = from_nested([["a", "b"], "c"])
+    >>> t.children, t.tokens
+    ([(1, 4), (2, 3), (), (), ()], [None, None, 'a', 'b', 'c'])
     """
     children, tokens = [], []
     stack = [(nested, None)]
@@ -234,7 +260,19 @@ def from_nested(nested):
 
 
 def lower_tokens(tree):
-    """A copy of ``tree`` with lower-cased tokens (same structure and labels)."""
+    """A copy of ``tree`` with lower-cased tokens (same structure and labels).
+
+    Args:
+        tree: a ``Tree``.
+
+    Returns:
+        A new ``Tree``; ``tree`` is not changed.
+
+    Example:
+
+    >>> lower_tokens(Tree([[1, 2], [], []], tokens=[None, "Good", "FUN"])).tokens
+    [None, 'good', 'fun']
+    """
     out = Tree.__new__(Tree)
     out.children, out.labels, out.root = tree.children, tree.labels, tree.root
     out.tokens = [None if t is None else t.lower() for t in tree.tokens]
