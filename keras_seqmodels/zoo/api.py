@@ -28,7 +28,16 @@ def _index():
 
 
 def list_models():
-    """Names of the models in the zoo, sorted."""
+    """Names of the models in the zoo, sorted.
+
+    Returns:
+        A sorted list of strings.
+
+    Example:
+
+    >>> "multi30k-en-de" in list_models()
+    True
+    """
     return sorted(_index())
 
 
@@ -43,11 +52,25 @@ def _entry(name):
 def info(name):
     """The model card as data.
 
-    Returns a dict with ``name``, ``task``, ``data`` (data set and split),
-    ``metrics`` (test-set figures), ``command`` (the one that measured them),
-    ``card`` (path of the card in a checkout), ``artifact``, ``sha256``,
-    ``size_bytes``, ``assets`` (files shipped beside the model, e.g. a
-    vocabulary) and any recipe-specific fields (training time, machine).
+    Args:
+        name: a name from ``list_models()``.
+
+    Returns:
+        A dict with ``name``, ``task``, ``data`` (data set and split),
+        ``metrics`` (test-set figures), ``command`` (the one that measured
+        them), ``card`` (path of the card in a checkout), ``artifact``,
+        ``sha256``, ``size_bytes``, ``assets`` (files shipped beside the
+        model, e.g. a vocabulary) and any recipe-specific fields (training
+        time, machine).
+
+    Raises:
+        KeyError: unknown name (the message lists the known models).
+
+    Example:
+
+    >>> card = info("mnist-renet")
+    >>> card["card"], sorted(card["metrics"]) != []
+    ('zoo/mnist-renet/card.md', True)
     """
     entry = dict(_entry(name), name=name)
     entry.setdefault("assets", {})
@@ -55,16 +78,43 @@ def info(name):
 
 
 def artifact_path(name):
-    """Path of a model's artifact inside the installed package."""
+    """Path of a model's artifact inside the installed package (not checked;
+    ``load`` checks it).
+
+    Args:
+        name: a name from ``list_models()``.
+
+    Returns:
+        The absolute path of the ``.keras`` file.
+
+    Example:
+
+    >>> import os
+    >>> os.path.basename(artifact_path("mnist-renet"))
+    'mnist-renet.keras'
+    """
     return os.path.join(ARTIFACT_DIR, _entry(name)["artifact"])
 
 
 def asset_path(name, key):
     """Path of a file shipped beside a model (e.g. ``"vocabulary"``), checked.
 
+    Args:
+        name: a name from ``list_models()``.
+        key: the asset's key in ``info(name)["assets"]``.
+
+    Returns:
+        The absolute path of the file, after its SHA-256 was checked.
+
     Raises:
         KeyError: unknown model or asset (the message lists the known ones).
         ArtifactError: missing or modified file.
+
+    Example:
+
+    >>> import os
+    >>> os.path.basename(asset_path("babi-memn2n", "vocab"))
+    'babi-memn2n.vocab.json'
     """
     assets = _entry(name).get("assets", {})
     if key not in assets:
@@ -85,7 +135,22 @@ def asset_path(name, key):
 
 
 def recipe_path(name):
-    """Path of a model's recipe in a source checkout (``zoo/<name>/recipe.py``)."""
+    """Path of a model's recipe in a source checkout (``zoo/<name>/recipe.py``).
+
+    Args:
+        name: a zoo model name (registered or not).
+
+    Returns:
+        The absolute path of ``recipe.py``.
+
+    Raises:
+        FileNotFoundError: not in a source checkout, or no such recipe.
+
+    Example:
+
+    >>> recipe_path("mnist-renet").endswith("recipe.py")
+    True
+    """
     root = os.path.dirname(os.path.dirname(ZOO_DIR))
     path = os.path.join(root, "zoo", name, "recipe.py")
     if not os.path.isfile(path):
@@ -137,6 +202,12 @@ def load(name, compile=False):
     Raises:
         KeyError: unknown name (the message lists the known models).
         ArtifactError: missing, modified or corrupt artifact.
+
+    Example:
+
+    >>> model = load("mnist-renet")
+    >>> model.output_shape
+    (None, 10)
     """
     entry = _entry(name)
     path = os.path.join(ARTIFACT_DIR, entry["artifact"])
