@@ -18,6 +18,16 @@ def elman_step(z, h, recurrent_kernel, activation):
         h: previous hidden state, ``(batch, units)``.
         recurrent_kernel: ``W``, ``(units, units)``.
         activation: the element-wise non-linearity ``f``.
+
+    Returns:
+        ``h(t)``, ``(batch, units)``.
+
+    Example:
+
+    >>> import numpy as np
+    >>> h = elman_step(np.ones((1, 2)), np.ones((1, 2)), np.eye(2), ops.tanh)
+    >>> np.round(np.asarray(h), 4).tolist()
+    [[0.964, 0.964]]
     """
     return activation(z + ops.matmul(h, recurrent_kernel))
 
@@ -42,10 +52,21 @@ def lstm_step(
         z: input projection, ``(batch, 4 * units)``.
         h, c: previous hidden and cell states, ``(batch, units)``.
         recurrent_kernel: ``(units, 4 * units)``.
+        activation: the cell's non-linearity (``tanh``).
+        recurrent_activation: the gates' non-linearity (``sigmoid``).
         peephole_kernels: ``None`` or ``(3, units)``: p_i, p_f, p_o.
 
     Returns:
         ``(h', c')``.
+
+    Example:
+
+    >>> import numpy as np
+    >>> zeros = np.zeros((1, 1))
+    >>> z = np.array([[0.0, 0.0, 1.0, 0.0]])  # gates at 0.5, candidate tanh(1)
+    >>> h, c = lstm_step(z, zeros, zeros, np.zeros((1, 4)), ops.tanh, ops.sigmoid)
+    >>> round(float(c[0, 0]), 4), round(float(h[0, 0]), 4)
+    (0.3808, 0.1817)
     """
     a = z + ops.matmul(h, recurrent_kernel)
     a_i, a_f, a_g, a_o = ops.split(a, 4, axis=-1)
@@ -71,8 +92,21 @@ def gru_step(z, h, recurrent_kernel, activation, recurrent_activation, h_dropped
         z: input projection ``[z_u, z_r, z_h]``, ``(batch, 3 * units)``.
         h: previous state, ``(batch, units)``.
         recurrent_kernel: ``[U_u, U_r, U_h]``, ``(units, 3 * units)``.
+        activation: the candidate's non-linearity (``tanh``).
+        recurrent_activation: the gates' non-linearity (``sigmoid``).
         h_dropped: ``h`` after recurrent dropout, used inside the matrix
             products only (the leak term keeps the undropped state).
+
+    Returns:
+        ``h(t)``, ``(batch, units)``.
+
+    Example:
+
+    >>> import numpy as np
+    >>> z = np.array([[0.0, 0.0, 2.0]])  # u = 0.5, candidate tanh(2)
+    >>> h = gru_step(z, np.ones((1, 1)), np.zeros((1, 3)), ops.tanh, ops.sigmoid)
+    >>> round(float(h[0, 0]), 4)
+    0.982
     """
     hd = h if h_dropped is None else h_dropped
     units = recurrent_kernel.shape[0]
@@ -86,8 +120,27 @@ def gru_step(z, h, recurrent_kernel, activation, recurrent_activation, h_dropped
 def gated_step(z, s, recurrent_kernel, activation, recurrent_activation, s_dropped=None):
     """Single-gate unit: s' = (1 - g) ⊙ s + g ⊙ f(W x + W' s + b).
 
-    g = σ(z_g + U_g s) with ``z = [z_g, z_f]``, ``recurrent_kernel = [U_g, W']``;
-    ``s_dropped`` (recurrent dropout) enters the matrix product only.
+    g = σ(z_g + U_g s) with ``z = [z_g, z_f]``, ``recurrent_kernel = [U_g, W']``.
+
+    Args:
+        z: input projection ``[z_g, z_f]``, ``(batch, 2 * units)``.
+        s: previous state, ``(batch, units)``.
+        recurrent_kernel: ``[U_g, W']``, ``(units, 2 * units)``.
+        activation: the candidate's non-linearity ``f`` (``tanh``).
+        recurrent_activation: the gate's non-linearity (``sigmoid``).
+        s_dropped: ``s`` after recurrent dropout; it enters the matrix
+            product only.
+
+    Returns:
+        ``s(t)``, ``(batch, units)``.
+
+    Example:
+
+    >>> import numpy as np
+    >>> z = np.array([[0.0, 2.0]])  # g = 0.5, candidate tanh(2)
+    >>> s = gated_step(z, np.ones((1, 1)), np.zeros((1, 2)), ops.tanh, ops.sigmoid)
+    >>> round(float(s[0, 0]), 4)
+    0.982
     """
     a = z + ops.matmul(s if s_dropped is None else s_dropped, recurrent_kernel)
     a_g, a_f = ops.split(a, 2, axis=-1)
