@@ -27,13 +27,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-CONFIGS = {
-    # Zaremba, Sutskever & Vinyals (2014), "small" and "medium".
-    "small": dict(units=200, layers=2, dropout=0.0, bptt=20, batch=20, lr=1.0, decay=0.5,
-                  decay_after=4, epochs=13, init_scale=0.1, clip=5.0),  # fmt: skip
-    "medium": dict(units=650, layers=2, dropout=0.5, bptt=35, batch=20, lr=1.0, decay=0.8,
-                   decay_after=6, epochs=39, init_scale=0.05, clip=5.0),  # fmt: skip
-}
+sys.path.insert(0, HERE)
+import recipe  # noqa: E402  (the model and the configs: zoo/ptb-lstm/recipe.py)
+
+CONFIGS = recipe.CONFIGS
 
 
 def windows(ids, batch, bptt, chunk):
@@ -64,8 +61,15 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=None)
     parser.add_argument("--chunk", type=int, default=0, help="windows per jitted call")
     parser.add_argument("--limit", type=int, default=0, help="first N train tokens (smoke)")
-    parser.add_argument("--units", type=int, default=None, help="override (smoke)")
+    parser.add_argument("--units", type=int, default=None, help="override the config")
+    parser.add_argument("--dropout", type=float, default=None, help="override the config")
+    parser.add_argument("--decay-after", type=int, default=None, help="override the config")
+    parser.add_argument("--decay", type=float, default=None, help="override the config")
+    parser.add_argument("--tag", default=None, help="name of the run's files (default: config)")
     parser.add_argument("--save-weights", action="store_true")
+    parser.add_argument("--shared-best", default=None,
+                        help="runs in parallel keep one weights file: the best valid of "
+                             "all of them (OUT/<name>_weights.npz, OUT/<name>.json)")  # fmt: skip
     parser.add_argument("--save-dtype", default="float32",
                         help="dtype of the matrices over 1M entries in the saved file")  # fmt: skip
     parser.add_argument("--test", action="store_true",
@@ -76,10 +80,12 @@ def main(argv=None):
     cfg = dict(CONFIGS[args.config])
     if args.epochs:
         cfg["epochs"] = args.epochs
-    if args.units:
-        cfg["units"] = args.units
+    for key in ("units", "dropout", "decay_after", "decay"):
+        if getattr(args, key) is not None:
+            cfg[key] = getattr(args, key)
+    tag = args.tag or args.config
     os.makedirs(args.out, exist_ok=True)
-    log_path = os.path.join(args.out, f"{args.config}_log.jsonl")
+    log_path = os.path.join(args.out, f"{tag}_log.jsonl")
 
     def log(entry):
         entry["t"] = round(time.time() - t_start, 1)
@@ -92,9 +98,6 @@ def main(argv=None):
     import jax.numpy as jnp
     import keras
 
-    sys.path.insert(0, HERE)
-    import recipe
-
     keras.utils.set_random_seed(args.seed)
     data = np.load(args.streams)
     vocab_size = len(data["vocab"])
@@ -102,7 +105,7 @@ def main(argv=None):
     valid_ids = data["valid"].astype("int32")
     if args.limit:
         train_ids, valid_ids = train_ids[: args.limit], valid_ids[: args.limit // 5]
-    batch, bptt = cfg["batch"], cfg["bptt"]
+    batch, bptt = cfg["batch_size"], cfg["bptt"]
     steps_per_pass = ((len(train_ids) - 1) // batch) // bptt
     chunk = args.chunk or min(range(32, 65), key=lambda k: (steps_per_pass % k, -k))
     chunk = min(chunk, steps_per_pass)
@@ -116,7 +119,8 @@ def main(argv=None):
                                seed=args.seed)  # fmt: skip
     n_params = int(model.count_params())
     state_mask = [v.path.split("/")[-1] == "state" for v in model.non_trainable_variables]
-    log({"event": "start", "config": args.config, **cfg, "chunk": chunk,
+    log({"event": "start", "config": args.config, "tag": tag, "seed": args.seed, **cfg,
+         "chunk": chunk,
          "windows_per_pass": int(tx.shape[0] * chunk), "of": steps_per_pass,
          "parameters": n_params, "devices": [str(d) for d in jax.devices()],
          "state_vars": int(sum(state_mask)), "jax": jax.__version__,
@@ -198,14 +202,16 @@ def main(argv=None):
             best = {"valid_ppl": ppl, "epoch": epoch}
             best_host = [np.asarray(w) for w in tv]
             if args.save_weights:
-                saved = save(args.out, args.config, names, best_host, args.save_dtype)
+                record = {"tag": tag, "seed": args.seed, "epoch": epoch, "valid_ppl": ppl}
+                saved = save(args.out, tag, names, best_host, args.save_dtype,
+                             args.shared_best, record)  # fmt: skip
                 if args.save_dtype != "float32":
                     saved = [jnp.asarray(w.astype("float32")) for w in saved]
                     entry["valid_ppl_saved_weights"] = perplexity(saved, ntv, vx, vy)
         log(entry)
         if time.time() - t_start > args.budget_s:
             break
-    summary = {"event": "end", "config": args.config, "best_epoch": best["epoch"],
+    summary = {"event": "end", "config": args.config, "tag": tag, "best_epoch": best["epoch"],
                "best_valid_ppl": best["valid_ppl"], "epochs_done": epoch,
                "train_seconds": round(train_seconds, 1), "words_trained": words_trained,
                "words_per_s": round(words_trained / max(train_seconds, 1e-9))}  # fmt: skip
@@ -218,21 +224,40 @@ def main(argv=None):
     return 0
 
 
-def save(out, config, names, weights, dtype):
+def save(out, tag, names, weights, dtype, shared=None, record=None):
     """Best weights, by variable path, written atomically; returns what was saved.
 
     With ``dtype`` other than float32 only the matrices over 1M entries (the
     embedding and output matrices, ~90% of the bytes) are stored in it.
     """
-    path = os.path.join(out, f"{config}_best_weights.npz")
-    tmp = path + ".tmp.npz"
     arrays = {}
     for name, w in zip(names, weights):
         keep32 = dtype == "float32" or w.size < 1_000_000
         arrays[name.replace("/", "|")] = w if keep32 else w.astype(dtype)
+    if shared is None:
+        _write(os.path.join(out, f"{tag}_best_weights.npz"), arrays)
+        return list(arrays.values())
+    import fcntl
+
+    with open(os.path.join(out, f"{shared}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        info_path = os.path.join(out, f"{shared}.json")
+        best = {"valid_ppl": float("inf")}
+        if os.path.isfile(info_path):
+            with open(info_path) as f:
+                best = json.load(f)
+        if record["valid_ppl"] < best["valid_ppl"]:
+            _write(os.path.join(out, f"{shared}_weights.npz"), arrays)
+            with open(info_path + ".tmp", "w") as f:
+                json.dump(record, f)
+            os.replace(info_path + ".tmp", info_path)
+    return list(arrays.values())
+
+
+def _write(path, arrays):
+    tmp = path + ".tmp.npz"
     np.savez(tmp, **arrays)
     os.replace(tmp, path)
-    return list(arrays.values())
 
 
 if __name__ == "__main__":
