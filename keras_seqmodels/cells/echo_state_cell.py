@@ -185,6 +185,13 @@ def fit_readout(features, targets, readout=None, ridge=1e-8, washout=0):
 
     Returns:
         ``(kernel, bias)`` as float64 NumPy arrays, ``(n, m)`` and ``(m,)``.
+
+    Example:
+
+    >>> s = np.random.default_rng(0).normal(size=(100, 3))
+    >>> kernel, bias = fit_readout(s, s @ [[1.0], [2.0], [-1.0]] + 0.5, ridge=0.0)
+    >>> np.round(kernel.ravel(), 6).tolist(), round(float(bias[0]), 6)
+    ([1.0, 2.0, -1.0], 0.5)
     """
     s = np.asarray(ops.convert_to_numpy(features), dtype=np.float64)
     y = np.asarray(ops.convert_to_numpy(targets), dtype=np.float64)

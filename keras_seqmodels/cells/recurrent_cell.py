@@ -35,6 +35,20 @@ class RecurrentCell(keras.layers.Layer, DropoutRNNCell):
         recurrent_dropout: float in [0, 1), dropout on the previous state
             before the recurrent matrix (one mask per sequence).
         seed: random seed for the dropout masks.
+
+    Example (a new cell: h(t) = tanh(x W + b + h(t-1) U) / 2 + h(t-1) / 2):
+
+    >>> import numpy as np, keras_seqmodels as ks
+    >>> from keras import ops
+    >>> class HalfLeakyCell(ks.cells.RecurrentCell):
+    ...     num_blocks = 1
+    ...     def step(self, z, states, training=False):
+    ...         h = states[0]
+    ...         new = 0.5 * h + 0.5 * ops.tanh(z + ops.matmul(h, self.recurrent_kernel))
+    ...         return new, [new]
+    >>> layer = ks.layers.Recurrent(HalfLeakyCell(4))
+    >>> tuple(layer(np.ones((2, 3, 5), "float32")).shape)
+    (2, 4)
     """
 
     num_blocks = 1
