@@ -33,6 +33,15 @@ def read_babi(path):
     Raises:
         FileNotFoundError: with the path, if it does not exist.
         ValueError: naming the file and line of a malformed row.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "qa1_test.txt")
+    >>> _ = open(path, "w").write(
+    ...     "1 Mary went to the kitchen.\\n2 Where is Mary?\\tkitchen\\t1\\n")
+    >>> read_babi(path)
+    [([['mary', 'went', 'to', 'the', 'kitchen']], ['where', 'is', 'mary'], 'kitchen')]
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"read_babi: no such file: {path}")

@@ -19,6 +19,16 @@ def read_conllu(path):
     Raises:
         FileNotFoundError: with the path, if it does not exist.
         ValueError: naming the file and line of a malformed row.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.conllu")
+    >>> rows = ["1\\tDogs\\tdog\\tNOUN\\t_\\t_\\t2\\tnsubj\\t_\\t_",
+    ...         "2\\tbark\\tbark\\tVERB\\t_\\t_\\t0\\troot\\t_\\t_"]
+    >>> _ = open(path, "w").write("\\n".join(rows) + "\\n\\n")
+    >>> read_conllu(path)
+    [(['Dogs', 'bark'], ['NOUN', 'VERB'])]
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"read_conllu: no such file: {path}")
