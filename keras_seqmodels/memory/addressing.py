@@ -24,7 +24,11 @@ def masked_softmax(scores, mask=None, axis=-1):
     if mask is None:
         return ops.softmax(scores, axis=axis)
     mask = ops.cast(mask, scores.dtype)
-    shifted = scores - ops.max(scores * mask + (mask - 1.0) * 1e4, axis=axis, keepdims=True)
+    # `initial`: an empty batch is legal (ops.max refuses empty tensors).
+    top = ops.max(
+        scores * mask + (mask - 1.0) * 1e4, axis=axis, keepdims=True, initial=float("-inf")
+    )
+    shifted = scores - top
     # Clip so exp never overflows on masked-out (possibly huge) scores.
     exps = ops.exp(ops.minimum(shifted, 0.0)) * mask
     return exps / ops.maximum(ops.sum(exps, axis=axis, keepdims=True), 1e-30)

@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_seqmodels.layers.recurrent import Recurrent
 from keras_seqmodels.memory.ntm_cell import NTMCell
+from keras_seqmodels.utils.validation import check_rank
 
 _CELL_ARGS = (
     "units",
@@ -118,6 +119,7 @@ class NTM(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, sequences_shape):
+        check_rank(self.name, "sequences", sequences_shape, 3, "(batch, time, features)")
         features = sequences_shape[-1]
         if self.cell.read_mode == "hard" and features is not None:
             features = features + self.cell.read_heads
@@ -133,7 +135,10 @@ class NTM(keras.layers.Layer):
             else:
                 uniforms = ops.zeros(shape, dtype=sequences.dtype)
             sequences = ops.concatenate([sequences, uniforms], axis=-1)
-        return self.rnn(sequences, mask=mask, training=training)
+        try:
+            return self.rnn(sequences, mask=mask, training=training)
+        except ValueError as err:  # name this layer, not its inner runner
+            raise ValueError(f"{self.name} (NTM): {err}") from None
 
     def compute_output_shape(self, sequences_shape):
         features = sequences_shape[-1]

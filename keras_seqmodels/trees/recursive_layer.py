@@ -53,8 +53,7 @@ class RecursiveLayer(keras.layers.Layer):
             or not all(isinstance(s, (list, tuple)) for s in input_shape)
         ):
             raise ValueError(
-                f"{name}: expected inputs [x, children, levels]. "
-                f"Received {input_shape!r}"
+                f"{name}: expected inputs [x, children, levels]. Received {input_shape!r}"
             )
         x_shape, children_shape, levels_shape = (tuple(s) for s in input_shape)
         check_rank(name, "x", x_shape, 3, "(batch, nodes, features)")
@@ -67,6 +66,7 @@ class RecursiveLayer(keras.layers.Layer):
     def build(self, input_shape):
         x_shape, children_shape, _ = self._check_shapes(input_shape)
         self.arity = int(children_shape[-1])
+        self._x_width = int(x_shape[-1])
         self.build_composition(int(x_shape[-1]), self.arity)
 
     def compute_output_shape(self, input_shape):
@@ -77,13 +77,27 @@ class RecursiveLayer(keras.layers.Layer):
     def call(self, inputs):
         x, children, levels = inputs
         name = type(self).__name__
+        # build() checked the shapes it was built with; a built layer may be
+        # called on others (e.g. another rank), which would fail deep inside.
+        x_shape, children_shape, _ = self._check_shapes(
+            [tuple(x.shape), tuple(children.shape), tuple(levels.shape)]
+        )
+        for arg, shape, want, form in (
+            ("x", x_shape, getattr(self, "_x_width", None), "features"),
+            ("children", children_shape, self.arity, "arity"),
+        ):
+            if want is not None and shape[-1] != want:
+                raise ValueError(
+                    f"{name}: `{arg}` must have last dimension {form}={want} (the "
+                    f"layer was built with it). Received shape {shape}"
+                )
         check_float_dtype(name, "x", x.dtype)
         for arg, t in (("children", children), ("levels", levels)):
             if "int" not in keras.backend.standardize_dtype(t.dtype):
                 raise ValueError(
-                    f"{name}: `{arg}` must be an integer tensor. "
-                    f"Received dtype={t.dtype}"
+                    f"{name}: `{arg}` must be an integer tensor. Received dtype={t.dtype}"
                 )
+        _check_concrete_trees(name, children, levels)
         children = ops.cast(children, "int32")
         levels = ops.cast(levels, "int32")
         static = keras.backend.backend() != "tensorflow"
@@ -98,9 +112,7 @@ class RecursiveLayer(keras.layers.Layer):
         z = ops.concatenate([z, ops.zeros((2, ops.shape(z)[1]), z.dtype)], 0)
         offsets = ops.reshape(ops.arange(b, dtype="int32") * n, (-1, 1, 1))
         glob = ops.where(children >= 0, children + offsets, zero_row)
-        glob = ops.concatenate(
-            [ops.reshape(glob, (m, k)), ops.full((2, k), zero_row, "int32")], 0
-        )
+        glob = ops.concatenate([ops.reshape(glob, (m, k)), ops.full((2, k), zero_row, "int32")], 0)
         # Sort key: the level, padding (-1) last as level n.
         key = ops.reshape(levels, (m,))
         key = ops.where(key >= 0, key, n)
@@ -116,9 +128,7 @@ class RecursiveLayer(keras.layers.Layer):
             width = ops.cast(ops.max(counts[:n]), "int32")
             steps = ops.cast(ops.max(ops.where(key < n, key, 0)), "int32") + 1
         order = ops.concatenate([order, ops.full((width,), sink, "int32")], 0)
-        sorted_key = ops.concatenate(
-            [ops.take(key, order[:m]), ops.full((width,), n, "int32")], 0
-        )
+        sorted_key = ops.concatenate([ops.take(key, order[:m]), ops.full((width,), n, "int32")], 0)
         positions = ops.arange(width, dtype="int32")
 
         def body(_, carry):
@@ -130,8 +140,7 @@ class RecursiveLayer(keras.layers.Layer):
             idx = ops.where(valid, window, sink)
             kids = ops.reshape(ops.take(glob, idx, axis=0), (-1,))
             child_states = [
-                ops.reshape(ops.take(s, kids, axis=0), (-1, k, self.units))
-                for s in states
+                ops.reshape(ops.take(s, kids, axis=0), (-1, k, self.units)) for s in states
             ]
             has_child = ops.reshape(kids != zero_row, (-1, k))
             new = self.compose(ops.take(z, idx, axis=0), child_states, has_child)
@@ -141,12 +150,9 @@ class RecursiveLayer(keras.layers.Layer):
             return p, states
 
         buffers = [
-            ops.zeros((m + 2, self.units), self.compute_dtype)
-            for _ in range(self.state_count)
+            ops.zeros((m + 2, self.units), self.compute_dtype) for _ in range(self.state_count)
         ]
-        _, buffers = ops.fori_loop(
-            0, steps, body, (ops.convert_to_tensor(0, "int32"), buffers)
-        )
+        _, buffers = ops.fori_loop(0, steps, body, (ops.convert_to_tensor(0, "int32"), buffers))
         nodes = ops.reshape(buffers[0][:m], (b, n, self.units))
         root = ops.argmax(levels, axis=1)
         root_out = ops.take_along_axis(
@@ -156,3 +162,43 @@ class RecursiveLayer(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "units": self.units}
+
+
+def _check_concrete_trees(name, children, levels):
+    """Check the trees' structure when the values are at hand (eager calls).
+
+    A child index out of range, a child not below its parent, or a tree
+    without one root would otherwise give a silently wrong result (the level
+    loop reads whatever node the index lands on). Under ``tf.function`` or
+    ``jit`` the values are symbolic and nothing is checked; ``trees.encode``
+    builds valid arrays, and ``trees.check_encoding`` checks others before
+    they enter a pipeline. Rows that are all padding (no nodes, no children) are
+    allowed.
+    """
+    import numpy as np
+
+    from keras_seqmodels.trees.encoding import check_encoding
+    from keras_seqmodels.trees.tree import TreeError
+
+    try:
+        children = np.asarray(ops.convert_to_numpy(children))
+        levels = np.asarray(ops.convert_to_numpy(levels))
+    except Exception:  # symbolic (traced) values: nothing to check here
+        return
+    if children.ndim != 3 or levels.ndim != 2 or children.shape[:2] != levels.shape:
+        raise ValueError(
+            f"{name}: `children` (batch, nodes, arity) and `levels` (batch, nodes) "
+            f"must agree on batch and nodes. Received shapes {children.shape} and "
+            f"{levels.shape}"
+        )
+    rows = (levels.max(axis=1, initial=-1) >= 0) | (children.max(axis=(1, 2), initial=-1) >= 0)
+    if not rows.any():
+        return
+    try:
+        check_encoding(children[rows], levels[rows])
+    except TreeError as err:
+        raise TreeError(
+            f"{name}: invalid trees in `children`/`levels` (expected each child "
+            f"index in [-1, nodes) with a lower level than its parent, one root "
+            f"per tree): {err}"
+        ) from None
