@@ -37,7 +37,19 @@ GENERIC = "keras_seqmodels.export.generic:export_model"
 
 
 def exporter_for(name):
-    """The export function of a zoo model (the generic one if not listed)."""
+    """The export function of a zoo model (the generic one if not listed).
+
+    Args:
+        name: a zoo model name, or ``None`` for the generic exporter.
+
+    Returns:
+        A function ``(model, directory, **options)`` that writes the SavedModel.
+
+    Example:
+
+    >>> exporter_for("sst-treelstm").__name__, exporter_for(None).__name__
+    ('export_sentiment_savedmodel', 'export_model')
+    """
     module, function = EXPORTERS.get(name, GENERIC).split(":")
     return getattr(importlib.import_module(module), function)
 
@@ -55,6 +67,14 @@ def export(name, directory, **options):
 
     Returns:
         The directory written.
+
+    Example (TensorFlow backend):
+
+    >>> import os, tempfile, keras
+    >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    >>> out = export(model, os.path.join(tempfile.mkdtemp(), "dense"))
+    >>> os.path.isfile(os.path.join(out, "saved_model.pb"))
+    True
     """
     import os
 

@@ -5,7 +5,19 @@ import numpy as np
 
 
 def spectral_radius(matrix):
-    """Largest absolute eigenvalue of a square matrix (NumPy, float64)."""
+    """Largest absolute eigenvalue of a square matrix (NumPy, float64).
+
+    Args:
+        matrix: a square array (NumPy or a backend tensor).
+
+    Returns:
+        ρ(matrix) as a Python float.
+
+    Example:
+
+    >>> round(spectral_radius([[0.0, 2.0], [-2.0, 0.0]]), 6)  # eigenvalues ±2i
+    2.0
+    """
     matrix = np.asarray(matrix, dtype=np.float64)
     return float(np.max(np.abs(np.linalg.eigvals(matrix))))
 
