@@ -5,7 +5,7 @@ import numpy as np
 from keras_seqmodels.cli.recipe_commands import load_recipe
 
 recipe = load_recipe("ud-ewt-upos")
-LENGTHS = [3, 20, 1, 17, 40, 16]
+LENGTHS = [3, 20, 1, 17, 40, 16, 70]
 
 
 def fake_data():
@@ -24,7 +24,8 @@ def test_batches_have_fixed_shapes_and_hold_every_sentence_once():
     batches = recipe.pad_batches(data, "dev", 2)
     seen = []
     for (w, c, t), y, rows in batches:
-        assert w.shape[0] == 2 and w.shape[1] in recipe.WIDTHS
+        # Rows: the batch size, fewer past 64 words (here 2 * 64 // 160 -> 1).
+        assert w.shape[1] in recipe.WIDTHS and w.shape[0] == (2 if w.shape[1] <= 64 else 1)
         assert c.shape == w.shape + (20,) and t.shape == w.shape and y is t
         for r, s in enumerate(rows):
             a, b = data["dev_offsets"][s], data["dev_offsets"][s + 1]
@@ -36,8 +37,8 @@ def test_batches_have_fixed_shapes_and_hold_every_sentence_once():
             assert not w[r, n:].any() and not c[r, n:].any()
         seen += list(rows)
     assert sorted(seen) == list(range(len(LENGTHS)))
-    # Widths are the smallest that fit: 1, 3, 16 -> 16; 17, 20 -> 32; 40 -> 64.
-    assert sorted(b[0][0].shape[1] for b in batches) == [16, 16, 32, 64]
+    # Widths are the smallest that fit: 1, 3, 16 -> 16; 17, 20 -> 32; 40 -> 64; 70 -> 160.
+    assert sorted(b[0][0].shape[1] for b in batches) == [16, 16, 32, 64, 160]
 
 
 def test_word_dropout_turns_known_words_unknown_and_keeps_characters():

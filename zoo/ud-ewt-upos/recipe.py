@@ -370,7 +370,8 @@ def prepare(args):
 
 
 def pad_batches(data, split, batch_size, rng=None, drop=None):
-    """Fixed-shape batches ``(words, chars, tags)`` of ``batch_size`` rows.
+    """Fixed-shape batches ``(words, chars, tags)`` of ``batch_size`` rows
+    (fewer for sentences over 64 words).
 
     Sentences are sorted by length (with random tie-breaking when ``rng``
     is given) and padded to the next width of ``WIDTHS``; a short last batch
@@ -390,14 +391,16 @@ def pad_batches(data, split, batch_size, rng=None, drop=None):
     for width in WIDTHS:
         members = np.flatnonzero(width_of == width)
         members = members[np.argsort(lengths[members] + noise[members], kind="stable")]
-        for i in range(0, len(members), batch_size):
-            rows = members[i : i + batch_size]
+        # Beyond 64 words, fewer rows: no batch holds more than 64 * batch_size words.
+        size = max(1, batch_size * 64 // width) if width > 64 else batch_size
+        for i in range(0, len(members), size):
+            rows = members[i : i + size]
             real = len(rows)
-            if real < batch_size:
-                rows = np.concatenate([rows, np.resize(rows, batch_size - real)])
-            w = np.zeros((batch_size, width), np.int32)
-            c = np.zeros((batch_size, width, chars.shape[1]), np.int32)
-            t = np.zeros((batch_size, width), np.int32)
+            if real < size:
+                rows = np.concatenate([rows, np.resize(rows, size - real)])
+            w = np.zeros((size, width), np.int32)
+            c = np.zeros((size, width, chars.shape[1]), np.int32)
+            t = np.zeros((size, width), np.int32)
             for r, s in enumerate(rows):
                 a, b = offsets[s], offsets[s + 1]
                 w[r, : b - a], c[r, : b - a], t[r, : b - a] = words[a:b], chars[a:b], tags[a:b]
@@ -421,6 +424,24 @@ def score_ids(infer, batches):
         oov_total += int((w == 1).sum())
     return {"upos_accuracy": correct / total, "oov_upos_accuracy": oov_correct / max(oov_total, 1),
             "tokens": total, "oov_tokens": oov_total}  # fmt: skip
+
+
+def save_weights(path, model, float16=False, **info):
+    """``model.get_weights()`` as ``arr_0..`` (float16 if asked: half the
+    upload) plus scalar ``info`` entries (dev accuracy, epoch), atomically."""
+    dtype = np.float16 if float16 else None
+    arrays = {f"arr_{i}": np.asarray(w).astype(dtype or np.asarray(w).dtype)
+              for i, w in enumerate(model.get_weights())}  # fmt: skip
+    tmp = path[: -len(".npz")] + ".tmp.npz"
+    np.savez(tmp, **arrays, **{k: np.asarray(v) for k, v in info.items()})
+    os.replace(tmp, path)
+
+
+def load_weights(path):
+    """The float32 weight list written by ``save_weights``."""
+    stored = np.load(path)
+    count = sum(k.startswith("arr_") for k in stored.files)
+    return [stored[f"arr_{i}"].astype("float32") for i in range(count)]
 
 
 def core_config(args):
@@ -453,11 +474,10 @@ def fit(args):
     if args.init_weights:  # warm start from an earlier fit (same config)
         with open(os.path.join(os.path.dirname(args.init_weights), "history.json")) as f:
             config = json.load(f)["config"]
-        init = np.load(args.init_weights)
+        init = load_weights(args.init_weights)
     train_model, infer = build_models(vocab["words"], vocab["chars"], vocab["tags"], **config)
     if init is not None:
-        # (a float16 copy is fine for a warm start: it keeps the upload small)
-        train_model.set_weights([init[f"arr_{i}"].astype("float32") for i in range(len(init))])
+        train_model.set_weights(init)
     optimizer = keras.optimizers.Adam(args.lr, beta_2=0.9, clipnorm=5.0)
     if config["use_crf"]:
         train_model.compile(optimizer, loss=None)
@@ -502,10 +522,8 @@ def fit(args):
         history.append(entry)
         if metrics["upos_accuracy"] > best["upos_accuracy"]:
             best = {**metrics, "epoch": epoch}
-            np.savez(os.path.join(out, "best_weights.tmp.npz"),
-                     *[np.asarray(w) for w in train_model.get_weights()])  # fmt: skip
-            os.replace(os.path.join(out, "best_weights.tmp.npz"),
-                       os.path.join(out, "best_weights.npz"))  # fmt: skip
+            save_weights(os.path.join(out, "best_weights.npz"), train_model, args.save_float16,
+                         dev_upos_accuracy=metrics["upos_accuracy"], epoch=epoch)  # fmt: skip
         with open(os.path.join(out, "history.json"), "w") as f:
             json.dump({**meta, "best": best, "history": history,
                        "seconds": round(time.time() - start, 1)}, f, indent=1)  # fmt: skip
@@ -522,8 +540,7 @@ def load_core(vocab, weights, fallback_config):
         with open(hist) as f:
             config = json.load(f)["config"]
     train_model, infer = build_models(vocab["words"], vocab["chars"], vocab["tags"], **config)
-    stored = np.load(weights)
-    train_model.set_weights([stored[f"arr_{i}"] for i in range(len(stored.files))])
+    train_model.set_weights(load_weights(weights))
     return train_model, infer, config
 
 
@@ -650,6 +667,8 @@ def parse(argv):
         "--max-minutes", type=float, default=0, help="stop after this much training"
     )
     parser.add_argument("--max-seconds", type=float, default=0, help="fit: wall-clock budget")
+    parser.add_argument("--save-float16", action="store_true",
+                        help="fit: save the best weights in float16 (half the size)")
     parser.add_argument("--cosine-seconds", type=float, default=0,
                         help="fit: cosine learning-rate decay over this many seconds of wall "
                         "time (to 2%% of --lr) instead of --lr-decay per epoch")  # fmt: skip
