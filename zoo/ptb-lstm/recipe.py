@@ -226,9 +226,7 @@ def train(args):
                             batch=args.batch_size, bptt=args.bptt, stateful=True,
                             unroll=args.unroll, init_scale=args.init_scale,
                             seed=args.seed)  # fmt: skip
-        optimizer = keras.optimizers.SGD(
-            args.lr * args.bptt, global_clipnorm=args.clip / args.bptt
-        )
+        optimizer = keras.optimizers.SGD(args.lr * args.bptt, global_clipnorm=args.clip / args.bptt)
         dist.compile(model, optimizer,
                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))  # fmt: skip
         ds = dist.shard_options(tf.data.Dataset.from_tensor_slices((x, y))).prefetch(4)
@@ -360,10 +358,32 @@ def evaluate(args):
 
 # Zaremba, Sutskever & Vinyals (2014), "small" and "medium" (the JAX trainer's too).
 CONFIGS = {
-    "small": dict(units=200, layers=2, dropout=0.0, bptt=20, batch_size=20, lr=1.0,
-                  decay=0.5, decay_after=4, epochs=13, init_scale=0.1, clip=5.0),  # fmt: skip
-    "medium": dict(units=650, layers=2, dropout=0.5, bptt=35, batch_size=20, lr=1.0,
-                   decay=0.8, decay_after=6, epochs=39, init_scale=0.05, clip=5.0),  # fmt: skip
+    "small": dict(
+        units=200,
+        layers=2,
+        dropout=0.0,
+        bptt=20,
+        batch_size=20,
+        lr=1.0,
+        decay=0.5,
+        decay_after=4,
+        epochs=13,
+        init_scale=0.1,
+        clip=5.0,
+    ),  # fmt: skip
+    "medium": dict(
+        units=650,
+        layers=2,
+        dropout=0.5,
+        bptt=35,
+        batch_size=20,
+        lr=1.0,
+        decay=0.8,
+        decay_after=6,
+        epochs=39,
+        init_scale=0.05,
+        clip=5.0,
+    ),  # fmt: skip
 }
 
 
