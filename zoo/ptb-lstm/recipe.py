@@ -1,18 +1,24 @@
 """ptb-lstm: 2-layer word-level LSTM language model on the Penn Treebank.
 
-    seqmodels train ptb-lstm [--data-dir D] [--epochs N] [--units 200]
+    seqmodels train ptb-lstm [--data-dir D] [--config small|medium] [--epochs N] ...
     seqmodels evaluate ptb-lstm [--data-dir D] [--split valid|test] [--model PATH]
+    python zoo/ptb-lstm/recipe.py assemble --weights W.npz --streams S.npz ...
 
 Truncated back-propagation through time over one continuous token stream:
 the stream is cut into ``batch`` rows and read ``bptt`` tokens at a time by
-stateful LSTMs, so each batch continues the previous one. Dropout on the
-non-recurrent connections (Zaremba et al. 2014); gradient-norm clipping by
-the Keras optimizer (``global_clipnorm``). Model selection and learning-rate
-decay on valid; the test split is scored once, for the card.
+stateful LSTMs (the package's ``Recurrent(LSTMCell)``), so each batch
+continues the previous one. Zaremba et al. (2014)'s recipe: uniform init,
+SGD with the gradient's global norm clipped, the learning rate halved (small)
+or x0.8 (medium) every epoch after the first few, dropout on the
+non-recurrent connections only. Model selection on valid; the test split is
+scored once, for the card.
 
-The data goes through the local TFDS builder
-(``keras_seqmodels.data.tfds_builders.PtbText``) and ``tf.data``. The
-vocabulary is saved beside the model (``ptb-lstm.vocab.txt``).
+Two training paths: ``train`` (TensorFlow, ``model.fit``, one device,
+``BackupAndRestore``) and ``jax_train.py`` (JAX, a jitted TBPTT loop over
+``model.stateless_call`` for an accelerator; its weights become a ``.keras``
+with ``assemble``). The data goes through the local TFDS builder
+(``keras_seqmodels.data.tfds_builders.PtbText``, file order kept) and
+``tf.data``. The vocabulary is saved beside the model (``ptb-lstm.vocab.txt``).
 """
 
 import argparse
@@ -339,21 +345,48 @@ def evaluate(args):
     tfds_dir = os.path.join(args.run_dir, "tfds")
     if args.model:
         model = keras.saving.load_model(args.model, compile=False, safe_mode=True)
-        vocab = load_vocabulary(
-            args.vocab or os.path.join(os.path.dirname(args.model), "vocab.txt")
-        )
+        vocab_path = args.vocab or os.path.join(os.path.dirname(args.model), "vocab.txt")
+        vocab = load_vocabulary(vocab_path)
     else:
         from keras_seqmodels import zoo
 
         model = zoo.load(NAME)
-        vocab = load_vocabulary(zoo.asset_path(NAME, "vocabulary"))
+        vocab_path = zoo.asset_path(NAME, "vocabulary")
+        vocab = load_vocabulary(vocab_path)
     units, layers = model_shape(model)
     ids = to_ids(tokens(load_lines(data_dir, args.split, tfds_dir)), vocab)
     ppl, count = perplexity(model, ids, units, layers)
     print(f"{args.split}_tokens_scored: {count}")
     print(f"{args.split}_perplexity: {ppl:.2f}")
+    if args.register:
+        register(args, ppl, vocab_path)
     print(f"{ppl:.2f}")
     return ppl
+
+
+def register(args, test_ppl, vocab_path):
+    """Ship ``--model`` (and its vocabulary) in the zoo with its test perplexity."""
+    from keras_seqmodels.zoo.registry import register_model
+
+    if not args.model or args.split != "test":
+        raise ValueError(f"{NAME}: --register needs --model PATH and --split test")
+    extra = {}
+    if args.train_info:
+        with open(args.train_info, encoding="utf-8") as f:
+            extra = json.load(f)
+    entry = register_model(
+        NAME,
+        args.model,
+        task="word-level language model (next-word logits over a 10,000-word vocabulary)",
+        metrics={"test_perplexity": round(test_ppl, 2), **extra.pop("metrics", {})},
+        data="Penn Treebank, Mikolov's preprocessing (../shared/data/ptb): train 929,589 / "
+        "valid 73,760 / test 82,430 tokens; selection on valid",
+        command="seqmodels evaluate ptb-lstm --data-dir ../shared/data --split test",
+        card="zoo/ptb-lstm/card.md",
+        extra=extra,
+        assets={"vocabulary": vocab_path},
+    )
+    print(json.dumps({"registered": NAME, **entry}))
 
 
 # Zaremba, Sutskever & Vinyals (2014), "small" and "medium" (the JAX trainer's too).
@@ -411,6 +444,10 @@ def parse(argv):
     parser.add_argument("--split", default="valid", choices=["valid", "test"])
     parser.add_argument("--model", default=None, help="a .keras file (default: the zoo's)")
     parser.add_argument("--vocab", default=None, help="vocabulary of --model")
+    parser.add_argument("--register", action="store_true",
+                        help="evaluate --model on test and ship it in the zoo")  # fmt: skip
+    parser.add_argument("--train-info", default=None,
+                        help="--register: JSON of index fields (training time, ...)")  # fmt: skip
     parser.add_argument("--limit", type=int, default=0, help="first N train tokens (smoke runs)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--weights", default=None, help="assemble: the JAX trainer's npz")
