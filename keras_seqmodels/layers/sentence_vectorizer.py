@@ -40,11 +40,11 @@ class SentenceVectorizer(keras.layers.Layer):
 
     Example:
 
-    >>> import keras_seqmodels as ks
-    >>> vec = ks.layers.SentenceVectorizer(["the", "cat"], list("thecat"))
-    >>> words, chars = vec(["The cat sat"])
-    >>> words.numpy().tolist(), chars.shape
-    ([[2, 3, 1]], TensorShape([1, 3, 3]))
+    >>> import numpy as np, keras_seqmodels as ks
+    >>> vec = ks.layers.SentenceVectorizer(["the", "cat"], list("thecas"))
+    >>> words, chars = vec(np.array(["The cat sat"]))
+    >>> words.numpy().tolist(), chars.numpy()[0].tolist()
+    ([[2, 3, 1]], [[1, 3, 4], [5, 6, 2], [7, 6, 2]])
 
     Reference:
         Keras ``TextVectorization`` and ``StringLookup``.

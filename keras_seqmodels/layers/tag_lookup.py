@@ -26,8 +26,8 @@ class TagLookup(keras.layers.Layer):
 
     Example:
 
-    >>> import keras_seqmodels as ks
-    >>> ks.layers.TagLookup(["NOUN", "VERB"])([[[1, 0]], [[5, 0]]]).numpy()
+    >>> import numpy as np, keras_seqmodels as ks
+    >>> ks.layers.TagLookup(["NOUN", "VERB"])([np.array([[1, 0]]), np.array([[5, 0]])]).numpy()
     array([[b'VERB', b'']], dtype=object)
 
     Reference:

@@ -37,7 +37,24 @@ def _write(history, t, tokens, max_length):
 
 
 def length_penalty(lengths, alpha):
-    """GNMT length normalisation ``((5 + length) / 6) ** alpha``."""
+    """GNMT length normalisation ``((5 + length) / 6) ** alpha``.
+
+    Beam search divides a hypothesis' log-probability by this (Wu et al.
+    2016), so that longer outputs are not ranked down merely for their length.
+
+    Args:
+        lengths: tensor of output lengths (end token included).
+        alpha: strength; 0 gives 1 (no normalisation).
+
+    Returns:
+        A float32 tensor shaped as ``lengths``.
+
+    Example:
+
+    >>> from keras import ops
+    >>> ops.convert_to_numpy(length_penalty([1, 7], 1.0)).tolist()
+    [1.0, 2.0]
+    """
     lengths = ops.cast(lengths, "float32")
     return ops.power((5.0 + lengths) / 6.0, alpha)
 
@@ -149,7 +166,35 @@ def greedy_decode(
 
 def sample_decode(step_fn, initial_state, memory, batch_size, start_id, end_id,
                   max_length, temperature=1.0, top_k=0, seed=None, pad_id=0):
-    """Ancestral sampling with temperature and top-k; see ``greedy_decode``."""
+    """Ancestral sampling with temperature and top-k; see ``greedy_decode``.
+
+    y(t) is drawn from softmax(logits / temperature) restricted to the
+    ``top_k`` most likely tokens (all if ``top_k`` is 0), until ``end_id`` or
+    ``max_length``; the uniform numbers are drawn before the loop, so it runs
+    inside compiled loops on every backend.
+
+    Args:
+        step_fn, initial_state, memory: see the module docstring.
+        batch_size, start_id, end_id, max_length, pad_id: as in
+            ``greedy_decode``.
+        temperature: positive float; lower is closer to greedy.
+        top_k: keep only the k most likely tokens (0: all).
+        seed: int seed of the sampling noise.
+
+    Returns:
+        ``(tokens, lengths)`` as in ``greedy_decode``.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from keras import ops
+    >>> table = np.log(np.array([[.1, .1, .8], [.1, .1, .8], [.1, .8, .1]]))
+    >>> def step(tokens, state, memory):
+    ...     return ops.take(ops.convert_to_tensor(table), tokens, axis=0), state
+    >>> tokens, lengths = sample_decode(step, [], [], 4, 0, 1, 6, top_k=1, seed=0)
+    >>> ops.convert_to_numpy(tokens)[0].tolist()  # top_k=1 is greedy
+    [2, 1, 0, 0, 0, 0]
+    """
     return greedy_decode(
         step_fn, initial_state, memory, batch_size, start_id, end_id,
         max_length, pad_id=pad_id, temperature=temperature, top_k=top_k,
@@ -231,17 +276,27 @@ def beam_search(
 
     def body(t, tokens, state, history, scores, lengths, finished):
         logits, state = step_fn(tokens, state, memory)
-        vocab = ops.shape(logits)[-1]
+        vocab = logits.shape[-1]
+        # Candidates per beam: the k best of a sentence's k * V extensions
+        # are among its beams' own k best (scores add a constant per beam),
+        # so two small top-k replace one over k * V (same result and order).
+        c = k if vocab is None else min(k, vocab)
         logp = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
-        logp = ops.reshape(logp, (batch_size, k, vocab))
+        top_logp, top_token = ops.top_k(logp, c, sorted=True)
+        top_logp = ops.reshape(top_logp, (batch_size, k, c))
+        top_token = ops.reshape(ops.cast(top_token, "int32"), (batch_size, k, c))
         # A finished hypothesis extends only with padding, at no cost.
-        pad_row = ops.where(ops.equal(ops.arange(vocab), pad_id), 0.0, NEG_INF)
-        logp = ops.where(ops.expand_dims(finished, -1), pad_row, logp)
-        total = ops.reshape(ops.expand_dims(scores, -1) + logp, (batch_size, -1))
+        done = ops.expand_dims(finished, -1)
+        pad_first = ops.where(ops.equal(ops.arange(c), 0), 0.0, NEG_INF)
+        top_logp = ops.where(done, pad_first, top_logp)
+        top_token = ops.where(done, pad_id, top_token)
+        total = ops.reshape(ops.expand_dims(scores, -1) + top_logp, (batch_size, k * c))
         scores, flat_index = ops.top_k(total, k, sorted=True)
         flat_index = ops.cast(flat_index, "int32")
-        parent = flat_index // vocab
-        chosen = flat_index % vocab
+        parent = flat_index // c
+        chosen = ops.take_along_axis(
+            ops.reshape(top_token, (batch_size, k * c)), flat_index, axis=1
+        )
         history = ops.take_along_axis(history, ops.expand_dims(parent, -1), axis=1)
         history = _write(history, t, chosen, max_length)
         was_finished = ops.take_along_axis(finished, parent, axis=1)

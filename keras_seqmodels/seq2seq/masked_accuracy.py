@@ -14,6 +14,7 @@ class MaskedAccuracy(keras.metrics.Mean):
 
     Args:
         pad_id: target id that marks padding.
+        name: the metric's name (default ``"masked_accuracy"``).
 
     Example:
 

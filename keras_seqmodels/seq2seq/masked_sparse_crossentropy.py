@@ -23,6 +23,7 @@ class MaskedSparseCrossentropy(keras.losses.Loss):
         pad_id: target id that marks padding (default 0).
         label_smoothing: ε in [0, 1).
         from_logits: whether predictions are logits (default True).
+        name: the loss's name.
 
     Example:
 

@@ -55,7 +55,8 @@ class Translator(keras.Model):
     >>> core = EncoderDecoder(len(vocab) + 2, len(vocab) + 2, 8, 8, 8,
     ...                       start_id=2, end_id=3)
     >>> t = Translator(core, vocab, vocab, beam_size=2, max_output_length=5)
-    >>> t(["a b", ""]).shape
+    >>> import numpy as np
+    >>> t(np.array(["a b", ""])).shape  # untrained: the strings are arbitrary
     TensorShape([2])
 
     Reference:

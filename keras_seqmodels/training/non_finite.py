@@ -36,6 +36,7 @@ class NonFiniteGuard(keras.optimizers.LossScaleOptimizer):
         action: ``"random_step"`` or ``"skip"``.
         step_norm: v > 0, the norm of the random step.
         seed: seed of the random steps.
+        name: the optimizer's name.
 
     Example:
 
