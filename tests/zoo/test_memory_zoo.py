@@ -13,9 +13,10 @@ from keras_seqmodels import zoo
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(REPO, "tests", "fixtures", "babi")
-# Bit errors per sequence the shipped ntm-copy must stay under at length 20
-# (its card's figure plus margin; chance is 80).
-NTM_FLOOR_L20 = 1.0
+# Mean bit errors per sequence the shipped ntm-copy must stay under on the 32
+# length-20 sequences of the test below (it makes 0.03: one wrong bit;
+# chance is 80).
+NTM_FLOOR_L20 = 0.25
 
 
 def load_recipe(name):
