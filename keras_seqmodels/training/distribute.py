@@ -28,6 +28,16 @@ def get_strategy(name="default", tpu_address=None):
             cluster of ``TF_CONFIG``; every worker runs the same command), or
             ``"tpu"`` (untested here: needs a TPU runtime).
         tpu_address: TPU name or address for ``"tpu"``.
+
+    Returns:
+        A ``tf.distribute.Strategy``; build and compile the model inside its
+        ``scope()``.
+
+    Example:
+
+    >>> strategy = get_strategy("default")
+    >>> strategy.num_replicas_in_sync
+    1
     """
     import tensorflow as tf
 

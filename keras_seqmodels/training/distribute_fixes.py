@@ -72,11 +72,23 @@ def _clip_summed(optimizer, grads, clip_local):
 def clip_after_all_reduce(optimizer):
     """Make ``optimizer`` clip the gradient summed over replicas.
 
-    Returns the same optimizer (modified in place); a
-    ``LossScaleOptimizer`` is fixed through its inner optimizer. Without a
+    A ``LossScaleOptimizer`` is fixed through its inner optimizer. Without a
     ``tf.distribute`` strategy of more than one replica, or without clipping,
     the optimizer behaves exactly as before. A no-op once
     ``install_distribution_fixes`` has run (every optimizer is fixed then).
+
+    Args:
+        optimizer: a ``keras.optimizers.Optimizer``.
+
+    Returns:
+        The same optimizer, modified in place.
+
+    Example:
+
+    >>> import keras
+    >>> opt = keras.optimizers.SGD(0.1, global_clipnorm=1.0)
+    >>> clip_after_all_reduce(opt) is opt
+    True
     """
     inner = getattr(optimizer, "inner_optimizer", None)
     if inner is not None:
@@ -126,7 +138,20 @@ def fix_multi_worker_fit(model):
     """Let ``model.fit``/``evaluate`` run under ``MultiWorkerMirroredStrategy``.
 
     A no-op for other strategies, and once ``install_distribution_fixes`` has
-    run. Returns ``model`` (modified in place).
+    run.
+
+    Args:
+        model: a ``keras.Model`` built in the strategy's scope.
+
+    Returns:
+        ``model``, modified in place.
+
+    Example:
+
+    >>> import keras
+    >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    >>> fix_multi_worker_fit(model) is model
+    True
     """
     if _installed() or not is_multi_worker(model.distribute_strategy):
         return model

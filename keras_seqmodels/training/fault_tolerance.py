@@ -100,8 +100,19 @@ def atomic_save(model, filepath, weights_only=None):
         filepath: a path ending in ``.keras`` or ``.weights.h5``.
         weights_only: save only the weights; default: decided by the suffix.
 
+    Returns:
+        ``filepath``.
+
     Raises:
         ValueError: the path has neither suffix.
+
+    Example:
+
+    >>> import os, tempfile, keras
+    >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    >>> path = atomic_save(model, os.path.join(tempfile.mkdtemp(), "m.keras"))
+    >>> keras.saving.load_model(path).output_shape
+    (None, 2)
     """
     filepath = os.fspath(filepath)
     if weights_only is None:
@@ -141,6 +152,13 @@ class AtomicModelCheckpoint(keras.callbacks.Callback):
         mode: ``"min"`` or ``"max"``: whether lower or higher is better.
         save_best_only: save only when ``monitor`` improves.
         weights_only: save only the weights (path must end in ``.weights.h5``).
+
+    Example:
+
+    >>> import os, tempfile
+    >>> checkpoint = AtomicModelCheckpoint(
+    ...     os.path.join(tempfile.mkdtemp(), "best.keras"), save_best_only=True)
+    >>> # model.fit(..., validation_data=..., callbacks=[checkpoint])
     """
 
     def __init__(
@@ -209,6 +227,19 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
             is the setting for which a resumed run equals an uninterrupted one.
         delete_checkpoint: remove the backups when ``fit`` completes.
         keep: number of complete backups kept (at least 1).
+
+    Example (rerun the same command after a kill: ``fit`` resumes):
+
+    >>> import os, tempfile, numpy as np, keras
+    >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    >>> model.compile("sgd", "mse")
+    >>> backup = AtomicBackupAndRestore(os.path.join(tempfile.mkdtemp(), "backup"),
+    ...                                 delete_checkpoint=False)
+    >>> history = model.fit(np.ones((8, 3)), np.ones((8, 1)), epochs=2, verbose=0,
+    ...                     callbacks=[backup])
+    >>> sorted(os.listdir(backup.backup_dir))
+    ['state-000000000.json', 'state-000000000.weights.h5',
+     'state-000000001.json', 'state-000000001.weights.h5']
     """
 
     _STATE = re.compile(r"state-(\d+)\.json$")
@@ -319,6 +350,15 @@ def fault_tolerant_callbacks(backup_dir, checkpoint_path=None, monitor="val_loss
     Returns:
         A list of callbacks: ``AtomicBackupAndRestore`` and, with a
         ``checkpoint_path``, ``AtomicModelCheckpoint``.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> run = tempfile.mkdtemp()
+    >>> callbacks = fault_tolerant_callbacks(os.path.join(run, "backup"),
+    ...                                      os.path.join(run, "best.keras"))
+    >>> [type(c).__name__ for c in callbacks]
+    ['AtomicBackupAndRestore', 'AtomicModelCheckpoint']
     """
     callbacks = [AtomicBackupAndRestore(backup_dir)]
     if checkpoint_path is not None:

@@ -158,6 +158,14 @@ class NonFiniteGradientLogger(keras.callbacks.Callback):
     Adds ``nonfinite_steps`` to the epoch logs (so it appears in
     ``History``) and emits a warning on the ``keras_seqmodels`` logger when
     the count grew during the epoch.
+
+    Example:
+
+    >>> import keras, keras_seqmodels as ks
+    >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    >>> model.compile(ks.training.NonFiniteGuard(keras.optimizers.SGD(0.1)), "mse")
+    >>> callbacks = [ks.training.NonFiniteGradientLogger()]
+    >>> # model.fit(..., callbacks=callbacks): History gains "nonfinite_steps"
     """
 
     def __init__(self):

@@ -20,6 +20,16 @@ def teacher_forcing_probability(schedule, step, k=1.0, c=0.01, minimum=0.0):
         k, c: the schedule's parameters as above.
         minimum: the floor ε never goes below.
 
+    Returns:
+        ε_i as a Python float in [minimum, 1].
+
+    Example:
+
+    >>> teacher_forcing_probability("linear", 30, k=1.0, c=0.01)
+    0.7
+    >>> round(teacher_forcing_probability("exponential", 2, k=0.9), 4)
+    0.81
+
     Reference:
         Bengio, Vinyals, Jaitly & Shazeer, "Scheduled sampling for sequence
         prediction with recurrent neural networks", NeurIPS 2015, section 2.4.
