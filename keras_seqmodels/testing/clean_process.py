@@ -99,6 +99,12 @@ def run_in_clean_process(
     Raises:
         CleanProcessError: non-zero exit, timeout, or a forbidden import; the
             message carries the end of the process's stderr.
+
+    Example (starts a new Python, which takes seconds):
+
+    >>> run_in_clean_process(  # doctest: +SKIP
+    ...     "outputs['y'] = inputs['x'] * 2", {"x": [1, 2]}, forbidden_modules=())
+    {'y': array([2, 4])}
     """
     inputs = {} if inputs is None else dict(inputs)
     for key in inputs:
@@ -154,9 +160,17 @@ def call_saved_model(export_dir, inputs, signature="serving_default", timeout=30
         inputs: dict of the signature's input names to arrays (``bytes`` or
             ``str`` arrays for string inputs); cast to each input's dtype.
         signature: the signature key.
+        timeout: seconds before the process is killed.
+        env: extra environment variables.
 
     Returns:
         dict of the signature's output names to NumPy arrays.
+
+    Example (after ``seqmodels export sst-treelstm exported/sst``):
+
+    >>> call_saved_model(  # doctest: +SKIP
+    ...     "exported/sst", {"trees": ["(4 (2 a) (4 (4 wonderful) (2 film)))"]})["root_class"]
+    array([4], dtype=int32)
     """
     snippet = """
         import tensorflow as tf

@@ -14,6 +14,22 @@ def compute_gradients(loss_fn, variables):
 
     Works on the TensorFlow, JAX and PyTorch backends. ``loss_fn`` reads the
     variables through the layers that own them.
+
+    Args:
+        loss_fn: zero-argument callable returning a scalar tensor.
+        variables: list of ``keras.Variable``.
+
+    Returns:
+        A list of NumPy arrays, one per variable.
+
+    Example:
+
+    >>> import numpy as np, keras
+    >>> dense = keras.layers.Dense(1, use_bias=False, kernel_initializer="ones")
+    >>> x = np.array([[1.0, 2.0]], "float32")
+    >>> _ = dense(x)
+    >>> [g.ravel().tolist() for g in compute_gradients(lambda: dense(x)[0, 0], dense.weights)]
+    [[1.0, 2.0]]
     """
     backend = keras.backend.backend()
     if backend == "tensorflow":
@@ -67,6 +83,20 @@ def run_layer_test(
     Checks: config round trip and JSON round trip (same config), symbolic and
     eager output shapes agree, one ``fit`` step, ``.keras`` save/load gives
     identical outputs, mixed precision forward passes are finite.
+
+    Returns:
+        The layer built and checked (its weights are those after the ``fit``
+        step); a failed check raises ``AssertionError``.
+
+    Example:
+
+    >>> import numpy as np, keras_seqmodels as ks
+    >>> layer = run_layer_test(
+    ...     lambda: ks.layers.Recurrent(ks.cells.GRUCell(4)),
+    ...     np.ones((2, 3, 5), "float32"), expected_output_shape=(2, 4),
+    ...     run_mixed_precision=False)
+    >>> layer.cell.units
+    4
     """
     inputs_list = input_data if isinstance(input_data, list) else [input_data]
     layer = layer_factory()
