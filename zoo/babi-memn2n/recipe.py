@@ -354,7 +354,8 @@ def assemble(args):
     candidates.sort()
     error, folder, index, seed = candidates[0]
     run = np.load(os.path.join(folder, "seeds_best.npz"))
-    model = build_model(len(vocabulary), linear_start=False)
+    embed_dim = int(run["embeddings"].shape[-1])
+    model = build_model(len(vocabulary), linear_start=False, embed_dim=embed_dim)
     model.get_layer("memn2n").set_weights(
         [
             run["embeddings"][index],
