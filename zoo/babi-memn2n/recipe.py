@@ -352,6 +352,20 @@ def assemble(args):
     if not candidates:
         raise ValueError(f"recipe {NAME} assemble: no finished seed in {args.result}")
     candidates.sort()
+    if args.export_top:
+        # The best seeds' weights, to continue them (seeds_jax.py --init).
+        top = candidates[: args.export_top]
+        runs = {folder: np.load(os.path.join(folder, "seeds_best.npz")) for _, folder, _, _ in top}
+        os.makedirs(args.out_dir, exist_ok=True)
+        np.savez(
+            os.path.join(args.out_dir, f"init_top{len(top)}.npz"),
+            **{
+                key: np.stack([runs[f][key][i] for _, f, i, _ in top])
+                for key in ("embeddings", "temporal_embeddings")
+            },
+            source=np.array([f"{f}:{s}" for _, f, _, s in top]),
+            valid_error=np.array([e for e, _, _, _ in top]),
+        )
     error, folder, index, seed = candidates[0]
     run = np.load(os.path.join(folder, "seeds_best.npz"))
     embed_dim = int(run["embeddings"].shape[-1])
@@ -461,6 +475,12 @@ def main(argv=None):
         nargs="+",
         default=[],
         help="assemble: folders of seeds_jax.py runs (each with seeds_best.npz)",
+    )
+    parser.add_argument(
+        "--export-top",
+        type=int,
+        default=0,
+        help="assemble: also write OUT_DIR/init_topN.npz, the N best seeds (by valid)",
     )
     parser.add_argument("--split", default="test", choices=["train", "valid", "test"])
     parser.add_argument("--model", default=None, help="evaluate this .keras file")
