@@ -94,7 +94,7 @@ def run_layer_test(
     >>> layer = run_layer_test(
     ...     lambda: ks.layers.Recurrent(ks.cells.GRUCell(4)),
     ...     np.ones((2, 3, 5), "float32"), expected_output_shape=(2, 4),
-    ...     run_mixed_precision=False)
+    ...     run_fit=False, run_mixed_precision=False)
     >>> layer.cell.units
     4
     """
