@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 NAME = "sst-treelstm"
+CELL = "treelstm"  # zoo/sst-rntn/recipe.py reuses this recipe with "rntn"
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
@@ -203,6 +204,28 @@ def root_metrics(model, trees, batch_size=64):
             "trees": len(trees), "binary_trees": int(keep.sum())}
 
 
+def init_skipgram_embeddings(model, words, train_trees, data_dir, args):
+    """Start the embedding from skip-gram vectors trained for
+    ``--skipgram-s`` seconds on the SST train sentences and the PTB train text
+    (``train_jax.skipgram``, in JAX; cached in ``RUN_DIR/skipgram.npy``)."""
+    sys.path.insert(0, HERE)
+    import gpu_data
+    import train_jax
+
+    path = os.path.join(args.run_dir, "skipgram.npy")
+    corpus = gpu_data.corpus(train_trees, words, os.path.join(
+        os.path.dirname(data_dir.rstrip("/")), "ptb", "ptb.train.txt"))
+    if os.path.exists(path):
+        vectors = np.load(path)
+    else:
+        vectors = train_jax.skipgram(corpus, len(words) + 1, args.embed_dim,
+                                     args.skipgram_s, args.seed, print)
+        np.save(path, vectors)
+    emb = model.get_layer("embedding").embeddings
+    trained = np.bincount(corpus[corpus >= 0], minlength=len(words) + 1) > 0
+    emb.assign(np.where(trained[:, None], vectors, emb.numpy()).astype("float32"))
+
+
 def train(args):
     import keras
 
@@ -220,7 +243,9 @@ def train(args):
     words = build_vocabulary(train_trees)
     ds = tree_dataset(train_trees, args.batch_size, arity=2, shuffle=True, seed=args.seed)
     with recipe_utils.strategy_scope(args) as dist:
-        model = build_model(words, args.embed_dim, args.units, args.dropout)
+        model = build_model(words, args.embed_dim, args.units, args.dropout, cell=args.cell)
+        if args.skipgram_s > 0:
+            init_skipgram_embeddings(model, words, train_trees, data_dir, args)
         dist.compile(
             model, optimizer=keras.optimizers.Adam(args.lr),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True,
@@ -289,13 +314,13 @@ def evaluate(args):
     if args.register:
         from keras_seqmodels.zoo.registry import register_model
 
-        command = "seqmodels evaluate sst-treelstm " + " ".join(args.argv)
+        command = f"seqmodels evaluate {NAME} " + " ".join(args.argv)
         register_model(
             NAME, args.model, task="SST fine-grained sentiment (root, 5 classes)",
             metrics={f"{args.split}_{k}": v for k, v in metrics.items()
                      if k.endswith("accuracy")},
             data=f"Stanford Sentiment Treebank PTB trees, {args.split} split",
-            command=command, card="zoo/sst-treelstm/card.md",
+            command=command, card=f"zoo/{NAME}/card.md",
             extra=json.loads(args.extra) if args.extra else None,
         )
     return 0
@@ -311,8 +336,13 @@ def main(argv=None):
     parser.add_argument("--split", default="test", choices=["train", "dev", "test"])
     parser.add_argument("--embed-dim", type=int, default=100)
     parser.add_argument("--units", type=int, default=120)
+    parser.add_argument("--cell", default=CELL, choices=["treelstm", "rntn"],
+                        help="composition: Tree-LSTM, or RNTN (then --embed-dim = --units)")
     parser.add_argument("--dropout", type=float, default=0.5)
     parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--skipgram-s", type=float, default=0.0,
+                        help="train: start the embeddings from skip-gram vectors trained "
+                        "this many seconds (the shipped model: 90 s on the GPU)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--limit", type=int, default=0, help="train on the first N trees")
     parser.add_argument("--run-dir", default=RUN_DIR)
