@@ -82,6 +82,17 @@ def _pick_by_sampling(logits, noise, temperature, top_k):
     return ops.minimum(index, ops.shape(logits)[-1] - 1)
 
 
+def _check_max_length(caller, max_length):
+    """A Python ``max_length`` must be a non-negative int (tensors pass)."""
+    if isinstance(max_length, bool) or (
+        isinstance(max_length, (int, float)) and (max_length < 0 or max_length != int(max_length))
+    ):
+        raise ValueError(
+            f"{caller}: `max_length` must be a non-negative integer. "
+            f"Received: max_length={max_length!r}"
+        )
+
+
 def greedy_decode(
     step_fn,
     initial_state,
@@ -128,6 +139,7 @@ def greedy_decode(
     >>> ops.convert_to_numpy(tokens).tolist(), int(lengths[0])
     ([[2, 1, 0, 0, 0]], 2)
     """
+    _check_max_length("greedy_decode", max_length)
     sampling = temperature is not None
     if sampling:
         if not temperature > 0:
@@ -261,6 +273,7 @@ def beam_search(
             "beam_search: `beam_size` must be a positive integer. "
             f"Received: beam_size={beam_size!r}"
         )
+    _check_max_length("beam_search", max_length)
     k = beam_size
     state = tile_beams(initial_state, k)
     memory = tile_beams(memory, k)
