@@ -232,16 +232,44 @@ class CRF(keras.layers.Layer):
     def _params(self):
         return self.transitions, self.start_transitions, self.end_transitions
 
+    def _check(self, potentials, mask):
+        """Shapes and dtype of a call (build checked only the first shape)."""
+        shape = tuple(potentials.shape)
+        validation.check_rank(self.name, "potentials", shape, 3, "(batch, time, num_tags)")
+        if shape[-1] not in (None, self.num_tags):
+            raise ValueError(
+                f"{self.name}: the last dimension of `potentials` must be "
+                f"num_tags={self.num_tags}. Received shape {shape}"
+            )
+        validation.check_float_dtype(self.name, "potentials", potentials.dtype)
+        if mask is not None:
+            mask_shape = tuple(ops.shape(mask))
+            if len(mask_shape) != 2 or any(
+                isinstance(a, int) and isinstance(b, int) and a != b
+                for a, b in zip(mask_shape, shape[:2])
+            ):
+                raise ValueError(
+                    f"{self.name}: `mask` must have shape (batch, time) = {shape[:2]}. "
+                    f"Received shape {mask_shape}"
+                )
+        # Nothing to score: an empty batch or zero steps (known statically).
+        return 0 in shape[:2]
+
     def log_likelihood(self, potentials, tags, mask=None):
         """log p(tags | potentials) per row, ``(batch,)``."""
+        if self._check(potentials, mask):
+            return ops.zeros(tuple(ops.shape(potentials))[:1], "float32")
         return crf_log_likelihood(potentials, tags, mask, *self._params())
 
     def decode(self, potentials, mask=None):
         """Viterbi path and its score: ``(tags, best_score)``."""
+        if self._check(potentials, mask):
+            shape = tuple(ops.shape(potentials))
+            return ops.zeros(shape[:2], "int32"), ops.zeros(shape[:1], potentials.dtype)
         return crf_decode(potentials, mask, *self._params())
 
     def call(self, potentials, tags=None, mask=None):
-        validation.check_float_dtype(self.name, "potentials", potentials.dtype)
+        self._check(potentials, mask)
         # The recursions run in float32 (or float64) even under mixed
         # precision: logsumexp over long chains loses too much in float16.
         if keras.backend.standardize_dtype(potentials.dtype) != "float64":

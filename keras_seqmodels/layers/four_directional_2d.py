@@ -164,6 +164,7 @@ class FourDirectional2D(keras.layers.Layer):
                 f"{tuple(inputs_shape)}"
             )
         features = ph * pw * inputs_shape[-1]
+        self._channels = int(inputs_shape[-1])
         self.horizontal.build((None, None, features))
         v_in = features if self.arrangement == "plain" else self._width(self.horizontal)
         self.vertical.build((None, None, v_in))
@@ -206,6 +207,15 @@ class FourDirectional2D(keras.layers.Layer):
         return ops.transpose(out, (0, 2, 1, 3))
 
     def call(self, inputs, training=None):
+        # build() saw only the first shape; a built layer may get others.
+        shape = tuple(inputs.shape)
+        validation.check_rank(self.name, "inputs", shape, 4, "(batch, height, width, channels)")
+        channels = getattr(self, "_channels", None)
+        if channels is not None and shape[-1] != channels:
+            raise ValueError(
+                f"{self.name}: `inputs` must have {channels} channels (the layer "
+                f"was built with them). Received shape {shape}"
+            )
         validation.check_float_dtype(self.name, "inputs", inputs.dtype)
         grid = self._patches(inputs)
         horizontal = self._sweep_rows(self.horizontal, grid, training)

@@ -126,6 +126,14 @@ class RecurrentEncoder(keras.layers.Layer):
             width = self.output_dim
 
     def call(self, source_ids, training=False):
+        validation.check_rank(
+            self.name, "source_ids", tuple(source_ids.shape), 2, "(batch, source_time)"
+        )
+        if "int" not in keras.backend.standardize_dtype(source_ids.dtype):
+            raise ValueError(
+                f"{self.name}: `source_ids` must be integer token ids (batch, "
+                f"source_time). Received dtype={source_ids.dtype}"
+            )
         mask = ops.not_equal(source_ids, 0)
         lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
         # Padding comes after the tokens, so instead of masking inside the
