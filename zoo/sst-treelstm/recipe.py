@@ -140,17 +140,24 @@ def _model_from_members(words, members):
     return model
 
 
-def select_on_dev(words, members, dev_trees, max_size):
+def select_on_dev(words, members, folders, dev_trees, max_size):
     """Greedy forward selection (Caruana et al. 2004) of ensemble members by
     dev root fine-grained accuracy of the mean log-probabilities, or the first
     ``max_size`` members together when that scores higher on dev; returns the
-    chosen indices and prints every member's and step's dev accuracy."""
+    chosen indices and prints every member's and step's dev accuracy. A
+    member's dev probabilities are read from ``FOLDER/dev_probs.npy`` when
+    there (else computed and stored there)."""
     from keras_seqmodels.trees.serving import root_probabilities
 
     gold = np.array([t.labels[t.root] for t in dev_trees])
     logp = []
     for i, member in enumerate(members):
-        probs = root_probabilities(_model_from_members(words, [member]), dev_trees)
+        cached = os.path.join(folders[i], "dev_probs.npy")
+        if os.path.exists(cached):  # written by train_jax.py at the best epoch
+            probs = np.load(cached).astype(np.float64)
+        else:
+            probs = root_probabilities(_model_from_members(words, [member]), dev_trees)
+            np.save(cached, probs.astype(np.float32))
         logp.append(np.log(probs + 1e-12))
         print(f"member {i}: dev fine {np.mean(probs.argmax(1) == gold):.4f}", flush=True)
     chosen, best = [], -1.0
@@ -183,7 +190,8 @@ def assemble(args):
     words = build_vocabulary(load_split(data_dir, "train"))
     members = _load_members(args.members)
     if args.select:
-        chosen = select_on_dev(words, members, load_split(data_dir, "dev"), args.select)
+        chosen = select_on_dev(words, members, args.members, load_split(data_dir, "dev"),
+                               args.select)
         print("chosen members:", [args.members[i] for i in chosen])
         members = [members[i] for i in chosen]
     model = _model_from_members(words, members)

@@ -97,19 +97,23 @@ def build_model(vocab_size, embed_dim, units, dropout, num_classes=5, cell="tree
 
 
 def root_scores(model, trees, batch_size):
-    gold, probs = [], []
+    """Dev metrics and the root class probabilities ``(len(trees), 5)`` in
+    the trees' order."""
+    gold = np.zeros(len(trees), np.int64)
+    probs = None
     for width, idx in batches(trees, batch_size):
         x, _, roots = make_batch([trees[i] for i in idx], batch_size, width)
         logits = np.asarray(model.predict_on_batch(x), np.float64)[: len(idx)]
         root = logits[np.arange(len(idx)), roots[: len(idx)]]
         p = np.exp(root - root.max(1, keepdims=True))
-        probs.append(p / p.sum(1, keepdims=True))
-        gold.extend(int(trees[i][3][roots[j]]) for j, i in enumerate(idx))
-    probs, gold = np.concatenate(probs), np.array(gold)
+        if probs is None:
+            probs = np.zeros((len(trees), p.shape[1]))
+        probs[idx] = p / p.sum(1, keepdims=True)
+        gold[idx] = [int(trees[i][3][roots[j]]) for j, i in enumerate(idx)]
     keep = gold != 2
     pos = probs[:, 3:].sum(1) > probs[:, :2].sum(1)
     return {"dev_fine": float(np.mean(probs.argmax(1) == gold)),
-            "dev_binary": float(np.mean(pos[keep] == (gold[keep] > 2)))}
+            "dev_binary": float(np.mean(pos[keep] == (gold[keep] > 2)))}, probs
 
 
 def save_weights(model, path):
@@ -268,7 +272,7 @@ def main(argv=None):
                 say(f"epoch {epoch} batch {b}/{len(plan)} loss {np.mean(losses[-100:]):.4f}")
         if done == 0:
             break
-        m = root_scores(model, dev, args.eval_batch_size)
+        m, dev_probs = root_scores(model, dev, args.eval_batch_size)
         m.update(epoch=epoch, fraction=done / len(plan), loss=float(np.mean(losses)),
                  time_s=round(time.time() - start, 1))
         history["epochs"].append(m)
@@ -276,6 +280,7 @@ def main(argv=None):
             history["best_dev_fine"] = m["dev_fine"]
             history["best_epoch"] = epoch
             save_weights(model, os.path.join(args.out, "best.npz"))
+            np.save(os.path.join(args.out, "dev_probs.npy"), dev_probs.astype(np.float32))
         with open(os.path.join(args.out, "history.json"), "w") as f:
             json.dump(history, f, indent=1)
         say(f"epoch {epoch} {m}")
