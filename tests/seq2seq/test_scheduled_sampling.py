@@ -30,8 +30,9 @@ def _set_teacher(model, value):
     model.decoder.teacher_probability.assign(value)
 
 
+# JAX runs one case of each (eager JAX is slow); TensorFlow runs them all.
 @pytest.mark.parametrize("attention,sampling", [
-    ("multiplicative", "argmax"), ("none", "sample"),
+    ("multiplicative", "argmax"), pytest.param("none", "sample", marks=pytest.mark.tf_only),
 ])
 def test_teacher_probability_one_is_teacher_forcing(attention, sampling):
     keras.utils.set_random_seed(0)
@@ -41,7 +42,7 @@ def test_teacher_probability_one_is_teacher_forcing(attention, sampling):
     np.testing.assert_allclose(mixed, forced, atol=1e-5)
 
 
-@pytest.mark.parametrize("input_feeding", [False, True])
+@pytest.mark.parametrize("input_feeding", [pytest.param(False, marks=pytest.mark.tf_only), True])
 def test_teacher_probability_zero_feeds_own_argmax(input_feeding):
     """Reference: a step-by-step rollout that feeds back argmax(logits)."""
     keras.utils.set_random_seed(1)
@@ -81,6 +82,7 @@ def _fed_tokens(model, source, target, got):
     return _np(first), fed
 
 
+@pytest.mark.tf_only  # backend-agnostic ops; the sampler is tested on JAX in test_decoding
 def test_sampled_tokens_follow_the_model_and_the_coin():
     """ε = 0 with sampling: the fed token follows softmax(logits); ε = 0.5:
     about half of the inputs are the truth."""
@@ -137,6 +139,7 @@ def test_input_feeding_matches_a_hand_wired_reference():
         np.testing.assert_allclose(got[:, t], logits, atol=1e-4)
 
 
+@pytest.mark.tf_only  # JAX: step() vs the loop is covered by the argmax test
 def test_input_feeding_padding_and_step_decoding_agree():
     keras.utils.set_random_seed(5)
     model = _model(input_feeding=True, attention="additive")
