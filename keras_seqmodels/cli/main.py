@@ -51,6 +51,10 @@ def main(argv=None):
     except KeyboardInterrupt:
         print(f"seqmodels {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `seqmodels zoo list | head`: the reader left
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error at exit
+        return 1
     return 0 if result is None else int(result)
 
 

@@ -13,7 +13,11 @@ def _list(args):
     rows = []
     for name in names:
         entry = zoo.info(name)
-        metrics = ", ".join(f"{k}={v}" for k, v in entry.get("metrics", {}).items())
+        # Scalars only: a per-task breakdown stays in `zoo info NAME`.
+        metrics = ", ".join(
+            f"{k}={v:.4g}" for k, v in entry.get("metrics", {}).items()
+            if isinstance(v, (int, float))
+        )
         size = f"{entry.get('size_bytes', 0) / 1e6:.1f} MB"
         rows.append((name, entry.get("task", ""), metrics, size))
     widths = [

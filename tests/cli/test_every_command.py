@@ -39,3 +39,31 @@ def test_unknown_command_is_a_usage_error():
     code, _, err = run_cli(["sentimnet", "good"])
     assert code == 2
     assert "invalid choice: 'sentimnet'" in err and "Traceback" not in err
+
+
+def test_zoo_list_shows_scalar_metrics_only():
+    code, out, err = run_cli(["zoo", "list"])
+    assert code == 0, err
+    rows = out.splitlines()
+    assert rows[0].split()[:2] == ["name", "task"]
+    assert len(rows) >= 2
+    assert "{" not in out  # per-task breakdowns stay in `zoo info`
+
+
+def test_installed_script_prints_one_error_line(tmp_path):
+    """The real console script: a user mistake gives exit 2 and one line on
+    standard error, without TensorFlow's start-up lines or a traceback."""
+    import shutil
+    import subprocess
+
+    script = shutil.which("seqmodels")
+    assert script, "the seqmodels console script is not on PATH"
+    done = subprocess.run(
+        [script, "sentiment", "--file", str(tmp_path / "missing.txt")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"seqmodels sentiment: error: --file: no such file: {tmp_path / 'missing.txt'}"
+    ]
