@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from cli_helpers import assert_one_line_error, png_size, run_cli
 
+from keras_seqmodels import zoo
 from keras_seqmodels.memory import NTM
 from keras_seqmodels.utils import plotting
 
@@ -145,6 +146,15 @@ def test_plot_ntm_from_a_model_file(ntm_file, tmp_path):
     )
     assert code == 0, err
     assert "5 steps" in stdout
+
+
+@pytest.mark.skipif("ntm-copy" not in zoo.list_models(), reason="ntm-copy not registered")
+def test_plot_ntm_of_the_zoo_model(tmp_path):
+    out = tmp_path / "ntm.png"
+    code, stdout, err = run_cli(["plot", "ntm", "--length", "4", "-o", str(out)])
+    assert code == 0, err
+    assert "9 steps" in stdout
+    assert_png(out)
 
 
 def test_plot_ntm_bad_inputs_are_one_line(ntm_file, tmp_path):
