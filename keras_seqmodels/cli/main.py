@@ -42,14 +42,19 @@ def main(argv=None):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     parser = build_parser()
     args = parser.parse_args(argv)
+    # "plot curves", "zoo info": name the sub-command in messages too.
+    command = " ".join(
+        str(v) for v in (args.command, getattr(args, "zoo_command", None),
+                         getattr(args, "plot_command", None)) if v
+    )
     try:
         result = args.func(args)
     except (UserError, FileNotFoundError, KeyError, NotADirectoryError) as err:
         message = err.args[0] if err.args else str(err)
-        print(f"seqmodels {args.command}: error: {message}", file=sys.stderr)
+        print(f"seqmodels {command}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"seqmodels {args.command}: interrupted", file=sys.stderr)
+        print(f"seqmodels {command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `seqmodels zoo list | head`: the reader left
         devnull = os.open(os.devnull, os.O_WRONLY)

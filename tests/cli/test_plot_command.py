@@ -73,6 +73,7 @@ def test_plot_curves_bad_inputs_are_one_line(csv_log, tmp_path):
     out = str(tmp_path / "c.png")
     code, _, err = run_cli(["plot", "curves", str(tmp_path / "none.csv"), "-o", out])
     assert_one_line_error(code, err, "no such file", "none.csv")
+    assert err.startswith("seqmodels plot curves: error: ")
     bad = {
         "text.txt": ("just some words\nand more, here", "not a CSV table"),
         "list.json": ("[1, 2, 3]", "top level is a JSON list"),
