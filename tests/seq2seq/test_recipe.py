@@ -56,9 +56,17 @@ def test_fit_then_assemble_gives_a_string_translator(tmp_path, monkeypatch):
     np.savez(tmp_path / "arrays.npz", train_source=src, train_target=tgt,
              val_source=src, val_target=tgt)
     (tmp_path / "vocab.json").write_text(json.dumps(vocab))
-    work = ["--work-dir", str(tmp_path), "--dropout", "0.0"]
+    # With the options off by default in the shipped model, the recipe test
+    # trains with them on (input feeding, scheduled sampling per batch).
+    work = ["--work-dir", str(tmp_path), "--dropout", "0.0", "--input-feeding",
+            "--scheduled-sampling", "linear", "--ss-c", "0.25", "--ss-per", "batch"]
     assert r.main(["fit", "--epochs", "2", "--batch-size", "4"] + work) == 0
     assert (tmp_path / "best_weights.npz").exists()
+    history = json.loads((tmp_path / "history.json").read_text())
+    assert history["config"]["input_feeding"] and history["config"]["scheduled_sampling"]
     assert r.main(["assemble"] + work) == 0
     model = keras.saving.load_model(tmp_path / "multi30k-en-de.keras")
+    assert model.model.decoder.input_feeding
+    # Four batches: ε = 1, 0.75, 0.5, 0.25 (saved with the best epoch's weights).
+    assert float(keras.ops.convert_to_numpy(model.model.decoder.teacher_probability)) < 1.0
     assert model(tf.constant(["a b", ""])).shape == (2,)

@@ -70,6 +70,15 @@ def _parser():
     p.add_argument("--label-smoothing", type=float, default=0.1)
     p.add_argument("--dropout", type=float, default=MODEL_CONFIG["dropout"])
     p.add_argument("--min-count", type=int, default=2)
+    p.add_argument("--input-feeding", action="store_true",
+                   help="feed the previous attentional vector (Luong); fit and assemble")
+    p.add_argument("--scheduled-sampling", default="none",
+                   choices=["none", "linear", "exponential", "inverse_sigmoid"],
+                   help="schedule of the teacher-forcing probability (Bengio et al. 2015)")
+    p.add_argument("--ss-k", type=float, default=None,
+                   help="the schedule's k (default: ScheduledSampling's)")
+    p.add_argument("--ss-c", type=float, default=0.01, help="the linear schedule's slope")
+    p.add_argument("--ss-per", default="epoch", choices=["epoch", "batch"])
     p.add_argument("--strategy", default="default",
                    help="default|mirrored|multi-worker|tpu (TensorFlow only)")
     p.add_argument("--weights", default=None, help="weights for assemble")
@@ -160,6 +169,12 @@ def _batches(source, target, batch_size, shuffle, seed=0):
     return out
 
 
+def _options(args):
+    """Model options given on the command line (the same for fit and assemble)."""
+    return dict(dropout=args.dropout, input_feeding=args.input_feeding,
+                scheduled_sampling=args.scheduled_sampling != "none")
+
+
 def build_core(vocab, **overrides):
     from keras_seqmodels.seq2seq import EncoderDecoder
 
@@ -184,7 +199,7 @@ def fit(args):
 
         scope = get_strategy(args.strategy).scope()
     with scope:
-        model = build_core(vocab, dropout=args.dropout)
+        model = build_core(vocab, **_options(args))
         model.build(((None, None), (None, None)))  # BackupAndRestore needs it
         steps = -(-len(data["train_source"]) // args.batch_size)
         schedule = keras.optimizers.schedules.CosineDecay(
@@ -225,6 +240,12 @@ def fit(args):
         def __getitem__(self, i):
             return val[i]
 
+    extra_callbacks = []
+    if args.scheduled_sampling != "none":
+        from keras_seqmodels.training import ScheduledSampling
+
+        extra_callbacks.append(ScheduledSampling(
+            args.scheduled_sampling, k=args.ss_k, c=args.ss_c, per=args.ss_per))
     ckpt = os.path.join(args.work_dir, "checkpoints")
     os.makedirs(ckpt, exist_ok=True)
     best = os.path.join(args.work_dir, "best.weights.h5")
@@ -239,7 +260,7 @@ def fit(args):
             keras.callbacks.ModelCheckpoint(
                 best, monitor="val_loss", save_best_only=True, save_weights_only=True
             ),
-        ],
+        ] + extra_callbacks,
     )
     elapsed = time.time() - start
     # The .h5 checkpoint also holds the optimizer's slots; keep the model's
@@ -251,7 +272,7 @@ def fit(args):
     with open(os.path.join(args.work_dir, "history.json"), "w") as f:
         json.dump({"history": hist, "seconds": elapsed,
                    "backend": keras.backend.backend(),
-                   "config": {**MODEL_CONFIG, "dropout": args.dropout},
+                   "config": {**MODEL_CONFIG, **_options(args)},
                    "args": vars(args)}, f, indent=1)
     print(f"trained {args.epochs} epochs in {elapsed:.0f} s; best val_loss "
           f"{min(hist['val_loss']):.4f} at epoch {int(np.argmin(hist['val_loss'])) + 1}")
@@ -267,7 +288,7 @@ def assemble(args):
 
     with open(os.path.join(args.work_dir, "vocab.json"), encoding="utf-8") as f:
         vocab = json.load(f)
-    core = build_core(vocab, dropout=args.dropout)
+    core = build_core(vocab, **_options(args))
     core.build(((None, None), (None, None)))
     weights = args.weights or os.path.join(args.work_dir, "best_weights.npz")
     if weights.endswith(".npz"):
