@@ -2,7 +2,8 @@
 arguments are named as Keras names them.
 
 The public names are the ``__all__`` of the package's sub-packages (the
-command-line package ``cli`` and the helper modules of ``utils`` excepted).
+command-line package ``cli`` and the helper package ``utils`` excepted) and
+of the public modules listed in ``MODULES``.
 """
 
 import doctest
@@ -21,16 +22,17 @@ SUBPACKAGES = sorted(
     m.name for m in pkgutil.iter_modules(keras_seqmodels.__path__)
     if m.ispkg and m.name not in NOT_LIBRARY
 )
+MODULES = ["keras_seqmodels.utils.plotting"]  # public modules outside them
 
 
 def _exports():
     seen = {}
-    for sub in SUBPACKAGES:
-        module = importlib.import_module(f"keras_seqmodels.{sub}")
+    for path in [f"keras_seqmodels.{sub}" for sub in SUBPACKAGES] + MODULES:
+        module = importlib.import_module(path)
         for name in getattr(module, "__all__", []):
             obj = getattr(module, name)
             if inspect.isclass(obj) or inspect.isfunction(obj):
-                seen.setdefault(id(obj), (f"keras_seqmodels.{sub}.{name}", obj))
+                seen.setdefault(id(obj), (f"{path}.{name}", obj))
     return sorted(seen.values(), key=lambda item: item[0])
 
 

@@ -13,6 +13,17 @@ import os
 
 import numpy as np
 
+__all__ = [
+    "PlotError",
+    "copy_sequence",
+    "find_ntm",
+    "load_history",
+    "ntm_weightings",
+    "plot_attention",
+    "plot_history",
+    "plot_ntm_weightings",
+]
+
 
 class PlotError(ValueError):
     """Input the plotting functions cannot draw (a bad log, a model without an
@@ -261,6 +272,14 @@ def copy_sequence(length, features=9, seed=0):
     first ``features - 1`` channels for ``length`` steps, a delimiter flag on
     the last channel, then ``length`` blank steps (the ntm-copy format).
 
+    Args:
+        length: number of bit vectors L.
+        features: input width (bits + 1 delimiter channel; 9 for ntm-copy).
+        seed: NumPy seed of the bits.
+
+    Returns:
+        A float32 array ``(2 L + 1, features)``.
+
     Example:
 
     >>> copy_sequence(3).shape
@@ -279,8 +298,22 @@ def find_ntm(model):
     """The first ``keras_seqmodels.memory.NTM`` layer of a model (searched
     depth first through nested models), or ``model`` itself when it is one.
 
+    Args:
+        model: a Keras model or layer.
+
+    Returns:
+        The ``NTM`` layer.
+
     Raises:
         PlotError: the model has no NTM layer.
+
+    Example:
+
+    >>> import keras, keras_seqmodels as ks
+    >>> inputs = keras.Input((None, 9))
+    >>> hidden = ks.memory.NTM(8, memory_size=6, memory_width=3, name="ntm")(inputs)
+    >>> find_ntm(keras.Model(inputs, hidden)).name
+    'ntm'
     """
     from keras_seqmodels.memory import NTM
 
