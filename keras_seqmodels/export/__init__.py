@@ -12,6 +12,8 @@ Natural inputs of the ``serving_default`` signatures:
   ``scores``, ``class_id``.
 - ``babi-memn2n``: ``story`` and ``question``, strings ``(batch,)`` ->
   ``answer``, ``scores`` (also ``serve_ids`` on the integer id arrays).
+- ``ntm-copy``: ``bits``, float32 ``(batch, length, 8)`` of 0/1 -> ``copy``,
+  ``logits`` ``(batch, length, 8)``.
 
 The generic fallback: anything not in the table (``ud-ewt-upos``, whose Keras
 model already takes strings; a zoo model registered without an exporter; a
@@ -31,6 +33,7 @@ EXPORTERS = {
     "babi-memn2n": "keras_seqmodels.export.question_answering:export_memory_qa",
     "mnist-renet": "keras_seqmodels.export.images:export_image_classifier",
     "multi30k-en-de": "keras_seqmodels.export.translation:export_translator",
+    "ntm-copy": "keras_seqmodels.export.copy_task:export_copy_model",
     "sst-treelstm": "keras_seqmodels.trees.serving:export_sentiment_savedmodel",
 }
 GENERIC = "keras_seqmodels.export.generic:export_model"

@@ -2,7 +2,8 @@
 
 Exports made through ``keras_seqmodels.export`` (the dispatch behind
 ``seqmodels export NAME DIR``): mnist-renet (images), babi-memn2n (story and
-question as text, and the integer-id signature) and an echo state network
+question as text, and the integer-id signature), ntm-copy (bit sequences)
+and an echo state network
 with a readout fitted by ``fit_readout`` (float sequences; the zoo ships no
 ESN, so it is built here, saved as ``.keras`` and exported from that file by
 the command, i.e. by the generic fallback). All exports are loaded and called
@@ -120,6 +121,16 @@ def served(tmp_path_factory):
     feed["babi_ids__stories"], feed["babi_ids__queries"] = ids
     expected["babi"] = (zoo.load("babi-memn2n").predict(list(ids), verbose=0), vocabulary)
 
+    bits = np.random.default_rng(0).integers(0, 2, (3, 10, 8)).astype("float32")
+    export.export("ntm-copy", str(root / "ntm"))
+    plan["ntm"] = {"dir": str(root / "ntm"), "signature": "serving_default"}
+    feed["ntm__bits"] = bits
+    laid_out = np.zeros((3, 21, 9), "float32")  # bits, delimiter, recall steps
+    laid_out[:, :10, :8] = bits
+    laid_out[:, 10, 8] = 1.0
+    logits = zoo.load("ntm-copy").predict(laid_out, verbose=0)[:, 11:]
+    expected["ntm"] = (bits, logits)
+
     esn, series, nrmse = _esn_model()
     esn.save(root / "esn.keras")
     assert main(["export", str(root / "esn.keras"), str(root / "esn")]) == 0
@@ -163,6 +174,16 @@ def test_esn_serves_float_sequences(served):
     assert nrmse < 0.05, f"the fitted readout should predict the series (NRMSE {nrmse})"
     assert out["esn__inputs"].tolist() == ["sequences"]
     np.testing.assert_allclose(out["esn__output_0"], predictions, rtol=1e-5, atol=1e-5)
+
+
+def test_ntm_copy_serves_bit_sequences(served):
+    out, expected = served
+    bits, logits = expected["ntm"]
+    assert out["ntm__inputs"].tolist() == ["bits"]
+    np.testing.assert_allclose(out["ntm__logits"], logits, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(out["ntm__copy"], (logits > 0).astype("float32"))
+    # The shipped model copies length-10 sequences (card: 0 bit errors).
+    assert np.mean(out["ntm__copy"] == bits) >= 0.99
 
 
 def test_export_refuses_a_non_empty_folder_and_a_bad_name(tmp_path):

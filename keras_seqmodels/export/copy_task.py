@@ -1,0 +1,56 @@
+"""SavedModel export of a copy-task model (ntm-copy): a bit sequence in, its copy out."""
+
+from keras_seqmodels.export.generic import check_empty_directory
+
+
+def export_copy_model(model, directory):
+    """Write a SavedModel whose ``serving_default`` copies bit sequences.
+
+    The signature takes ``bits``, float32 ``(batch, length, bits)`` of 0/1
+    (for ntm-copy ``bits`` = 8; the sequences of one request share a
+    length), and returns ``{"copy": float32 (batch, length, bits)`` of 0/1,
+    ``"logits": float32 (batch, length, bits)}``. Inside, it lays the
+    request out as the model was trained: the bits with an empty delimiter
+    channel, one delimiter step, then ``length`` blank steps during which
+    the model recalls the sequence; the outputs are those recall steps::
+
+        import numpy as np, tensorflow as tf
+        served = tf.saved_model.load(directory)
+        bits = np.random.randint(0, 2, (1, 10, 8)).astype("float32")
+        served.signatures["serving_default"](bits=tf.constant(bits))["copy"]
+
+    Args:
+        model: a Keras model ``(batch, time, bits + 1) -> (batch, time,
+            bits)`` logits (the last input channel is the delimiter).
+        directory: output folder (must not exist or be empty).
+    """
+    import keras
+    import tensorflow as tf
+
+    check_empty_directory(directory)
+    channels = model.inputs[0].shape[-1]
+    if len(model.inputs) != 1 or channels is None or channels < 2:
+        raise ValueError(
+            "export_copy_model: the model must take one input (batch, time, bits + 1) "
+            f"with a known last dimension. Received inputs {model.inputs}"
+        )
+    width = channels - 1
+
+    def copy(bits):
+        batch, length = tf.shape(bits)[0], tf.shape(bits)[1]
+        data = tf.pad(bits, [[0, 0], [0, 0], [0, 1]])
+        delimiter = tf.one_hot(tf.fill([batch, 1], width), channels, dtype=bits.dtype)
+        blank = tf.zeros([batch, length, channels], bits.dtype)
+        logits = model(tf.concat([data, delimiter, blank], axis=1), training=False)
+        logits = tf.cast(logits[:, length + 1 :], tf.float32)
+        return {"copy": tf.cast(logits > 0, tf.float32), "logits": logits}
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.add_endpoint(
+        name="serving_default",
+        fn=copy,
+        input_signature=[tf.TensorSpec([None, None, width], tf.float32, name="bits")],
+    )
+    archive.write_out(directory, verbose=False)
+    return directory
