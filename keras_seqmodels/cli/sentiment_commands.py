@@ -88,7 +88,19 @@ def text_to_tree(text, input_format="auto"):
 
 
 def label_names(classes):
-    """Names of a tree classifier's classes: SST's five, else ``"0"``, ``"1"``, ..."""
+    """Names of a tree classifier's classes: SST's five, else ``"0"``, ``"1"``, ...
+
+    Args:
+        classes: number of classes of the model's output.
+
+    Returns:
+        A list of ``classes`` strings.
+
+    Example:
+
+    >>> label_names(5)[0], label_names(2), label_names(3)
+    ('very negative', ['negative', 'positive'], ['0', '1', '2'])
+    """
     if classes == len(SST_LABELS):
         return list(SST_LABELS)
     if classes == 2:

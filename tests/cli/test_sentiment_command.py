@@ -136,3 +136,10 @@ def test_user_errors_are_one_line(tmp_path, monkeypatch):
     assert_one_line_error(code, err, "--batch-size")
     code, _, err = run_cli(["sentiment", "--input-format", "xml", "good"])
     assert code == 2 and "invalid choice" in err and "Traceback" not in err
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    result = doctest.testmod(sc, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 3 and result.failed == 0
