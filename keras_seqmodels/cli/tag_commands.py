@@ -1,24 +1,32 @@
 """``seqmodels tag "The old man the boats ."``: word/TAG pairs from a zoo tagger."""
 
+import os
 import sys
 
 
-def tag(sentences, model_name="ud-ewt-upos", model_path=None):
-    """Tag whitespace-tokenised sentences; returns one list of (word, tag) per sentence."""
+def load_tagger(model_name="ud-ewt-upos", model_path=None):
+    """The zoo tagger ``model_name``, or the ``.keras`` file ``model_path``."""
     import keras
-    import numpy as np
 
     from keras_seqmodels import zoo
+
+    if model_path:
+        import keras_seqmodels  # noqa: F401  (registers the layers)
+
+        return keras.saving.load_model(model_path, compile=False, safe_mode=True)
+    return zoo.load(model_name)
+
+
+def tag(sentences, model_name="ud-ewt-upos", model_path=None, model=None):
+    """Tag whitespace-tokenised sentences; returns one list of (word, tag) per
+    non-blank sentence (``model``: an already loaded tagger, else one is loaded)."""
+    import numpy as np
 
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         return []
-    if model_path:
-        import keras_seqmodels  # noqa: F401  (registers the layers)
-
-        model = keras.saving.load_model(model_path, compile=False, safe_mode=True)
-    else:
-        model = zoo.load(model_name)
+    if model is None:
+        model = load_tagger(model_name, model_path)
     tags = np.asarray(model.predict_on_batch(np.array(sentences, dtype=object)))
     return [
         list(zip(s.split(), [t.decode("utf-8") for t in row if t]))
@@ -26,20 +34,65 @@ def tag(sentences, model_name="ud-ewt-upos", model_path=None):
     ]
 
 
-def _run(args):
+def _read(args):
     from keras_seqmodels.cli.main import UserError
 
-    sentences = args.sentences or [line.rstrip("\n") for line in sys.stdin]
-    if not any(s.strip() for s in sentences):
+    if args.sentences:
+        return list(args.sentences), False
+    if args.file:
+        if not os.path.isfile(args.file):
+            raise UserError(f"--file: no such file: {args.file}")
+        with open(args.file, encoding="utf-8") as f:
+            return f.read().splitlines(), True
+    if sys.stdin.isatty():
+        raise UserError(
+            'give a sentence ("The old man the boats ."), --file FILE, '
+            "or lines on standard input"
+        )
+    return sys.stdin.read().splitlines(), False
+
+
+def _run(args):
+    from keras_seqmodels.cli.main import UserError
+    from keras_seqmodels.cli.translate_commands import _Progress
+
+    if args.batch_size < 1:
+        raise UserError(f"--batch-size must be a positive integer; got {args.batch_size}")
+    if args.model_path and not os.path.isfile(args.model_path):
+        raise UserError(f"--model-path: no such file: {args.model_path}")
+    lines, from_file = _read(args)
+    keep = [i for i, line in enumerate(lines) if line.strip()]
+    if not keep:
         raise UserError("give one or more sentences (or lines on standard input)")
-    for pairs in tag(sentences, args.model, args.model_path):
-        print(" ".join(f"{w}/{t}" for w, t in pairs))
+    progress = (
+        _Progress(len(keep), stream=sys.stderr) if from_file and not args.quiet else None
+    )
+    model = load_tagger(args.model, args.model_path)
+    out = [""] * len(lines)
+    for start in range(0, len(keep), args.batch_size):
+        rows = keep[start : start + args.batch_size]
+        tagged = tag([lines[i] for i in rows], model=model)
+        for i, pairs in zip(rows, tagged):
+            out[i] = " ".join(f"{w}/{t}" for w, t in pairs)
+        if progress is not None:
+            progress(len(rows))
+    text = "\n".join(out) + "\n"
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
 
 
 def register(subparsers):
     text = "tag whitespace-tokenised sentences with a zoo tagger (prints word/TAG)"
     parser = subparsers.add_parser("tag", help=text, description=text)
     parser.add_argument("sentences", nargs="*", help="sentences (default: lines of stdin)")
+    parser.add_argument("--file", help="a UTF-8 text file, one sentence per line "
+                        "(progress bar on standard error; blank lines stay blank)")
+    parser.add_argument("--output", help="write the tagged lines here (default stdout)")
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences per model call")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--model", default="ud-ewt-upos", help="zoo tagger name")
     parser.add_argument("--model-path", default=None, help="a .keras tagger file instead")
     parser.set_defaults(func=_run)

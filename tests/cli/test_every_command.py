@@ -4,6 +4,7 @@ script is installed under that name; a wrong command is a one-line usage error."
 import argparse
 from importlib import metadata
 
+import pytest
 from cli_helpers import run_cli
 
 from keras_seqmodels.cli.main import COMMAND_MODULES, build_parser
@@ -67,3 +68,23 @@ def test_installed_script_prints_one_error_line(tmp_path):
     assert done.stderr.splitlines() == [
         f"seqmodels sentiment: error: --file: no such file: {tmp_path / 'missing.txt'}"
     ]
+
+
+def test_tag_file_with_progress_keeps_blank_lines(tmp_path):
+    from keras_seqmodels import zoo
+
+    if "ud-ewt-upos" not in zoo.list_models():
+        pytest.skip("ud-ewt-upos is not registered")
+    path = tmp_path / "in.txt"
+    path.write_text("The old man the boats .\n\nI agree .\n", encoding="utf-8")
+    out_path = tmp_path / "out.txt"
+    code, out, err = run_cli(["tag", "--file", str(path), "--output", str(out_path),
+                              "--batch-size", "1"])
+    assert code == 0, err
+    assert "2/2 sentences" in err
+    rows = out_path.read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 3 and rows[1] == ""
+    assert [p.rsplit("/", 1)[0] for p in rows[2].split()] == ["I", "agree", "."]
+    assert rows[2].endswith("./PUNCT")
+    code, _, err = run_cli(["tag", "--file", str(tmp_path / "none.txt")])
+    assert code == 2 and err.startswith("seqmodels tag: error: --file: no such file")
