@@ -253,7 +253,8 @@ class NTMCell(keras.layers.Layer):
         memory = ops.broadcast_to(memory[None], (batch_size, n, m))
         read_w = ops.broadcast_to(read_w[None], (batch_size, self.read_heads, n))
         write_w = ops.broadcast_to(write_w[None], (batch_size, self.write_heads, n))
-        reads = ops.reshape(addressing.read(memory, read_w), (batch_size, -1))
+        # Explicit widths (not -1): an empty batch has nothing to infer from.
+        reads = ops.reshape(addressing.read(memory, read_w), (batch_size, self.read_heads * m))
         controller = []
         if self.controller == "lstm":
             zeros = ops.zeros((batch_size, self.units), dtype=dtype)
@@ -351,7 +352,7 @@ class NTMCell(keras.layers.Layer):
             read_vectors = self._hard_read(memory, read_w, uniforms, training)
         else:
             read_vectors = addressing.read(memory, read_w)
-        reads = ops.reshape(read_vectors, (ops.shape(h)[0], -1))
+        reads = ops.reshape(read_vectors, (ops.shape(h)[0], self.read_heads * self.memory_width))
         output = ops.concatenate([h, reads], axis=-1)
         return output, controller + [memory, read_w, write_w, reads]
 

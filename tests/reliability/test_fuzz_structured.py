@@ -150,7 +150,7 @@ def test_four_directional_2d_batch_equals_each_image_alone():
         rng = np.random.default_rng(case["seed"])
         b, h, w, c = case["batch"], case["height"], case["width"], case["channels"]
         layer = ks.layers.FourDirectional2D(
-            getattr(ks.cells, case["cell"])(2),
+            getattr(ks.cells, case["cell"])(2, dtype=DTYPE),
             arrangement=case["arrangement"],
             patch_size=case["patch"],
             dtype=DTYPE,
