@@ -471,13 +471,24 @@ def fit(args):
     keras.config.set_dtype_policy(args.precision)
     config = core_config(args)
     init = None
-    if args.init_weights:  # warm start from an earlier fit (same config)
+    if args.init_weights and args.init_weights.endswith(".keras"):
+        # warm start from a saved string model (same vocabularies; the
+        # architecture options must match it): its id core, layer by layer
+        import keras_seqmodels  # noqa: F401  (registers the layers)
+
+        serving = keras.saving.load_model(args.init_weights, compile=False, safe_mode=True)
+        init = serving.get_layer("tagger_ids")
+    elif args.init_weights:  # warm start from an earlier fit (same config)
         with open(os.path.join(os.path.dirname(args.init_weights), "history.json")) as f:
             config = json.load(f)["config"]
         init = load_weights(args.init_weights)
     train_model, infer = build_models(vocab["words"], vocab["chars"], vocab["tags"], **config)
-    if init is not None:
+    if isinstance(init, list):
         train_model.set_weights(init)
+    elif init is not None:
+        for layer in ("word_embedding", "chars", "bilstm_0", "bilstm_1", "potentials", "crf"):
+            if config["use_crf"] or layer != "crf":
+                train_model.get_layer(layer).set_weights(init.get_layer(layer).get_weights())
     optimizer = keras.optimizers.Adam(args.lr, beta_2=0.9, clipnorm=5.0)
     if config["use_crf"]:
         train_model.compile(optimizer, loss=None)
@@ -646,7 +657,8 @@ def parse(argv):
     parser.add_argument("--weights", default=None, help="assemble: a fit's best_weights.npz")
     parser.add_argument("--init-weights", default=None,
                         help="fit: start from this best_weights.npz (its history.json "
-                        "beside it gives the config)")  # fmt: skip
+                        "beside it gives the config) or from a saved .keras tagger "
+                        "(give its architecture options)")  # fmt: skip
     parser.add_argument("--start-epoch", type=int, default=1,
                         help="fit: first epoch number (lr = lr * lr_decay ** (epoch - 1))")
     parser.add_argument("--metrics", default=None, help="register: JSON of test metrics")
