@@ -26,7 +26,9 @@ def register(subparsers):
         "sst-treelstm 'trees' bracketed strings -> 'root_class'; mnist-renet "
         "'pixels' float32 (batch, 28, 28) of 0-255 -> 'scores', 'class_id'; "
         "babi-memn2n 'story' and 'question' strings -> 'answer', 'scores'; "
-        "ntm-copy 'bits' float32 (batch, length, 8) -> 'copy', 'logits'. "
+        "ntm-copy 'bits' float32 (batch, length, 8) -> 'copy', 'logits'; "
+        "ptb-lstm 'text' strings -> 'next_word', 'next_word_logits', "
+        "'log_likelihood'. "
         "Any other model (ud-ewt-upos, a .keras file) gets the generic export: "
         "the model's named inputs -> 'output_0', ...",
     )

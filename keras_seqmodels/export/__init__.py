@@ -14,6 +14,8 @@ Natural inputs of the ``serving_default`` signatures:
   ``answer``, ``scores`` (also ``serve_ids`` on the integer id arrays).
 - ``ntm-copy``: ``bits``, float32 ``(batch, length, 8)`` of 0/1 -> ``copy``,
   ``logits`` ``(batch, length, 8)``.
+- ``ptb-lstm``: ``text``, strings ``(batch,)`` -> ``next_word``,
+  ``next_word_logits``, ``log_likelihood``.
 
 The generic fallback: anything not in the table (``ud-ewt-upos``, whose Keras
 model already takes strings; a zoo model registered without an exporter; a
@@ -34,6 +36,7 @@ EXPORTERS = {
     "mnist-renet": "keras_seqmodels.export.images:export_image_classifier",
     "multi30k-en-de": "keras_seqmodels.export.translation:export_translator",
     "ntm-copy": "keras_seqmodels.export.copy_task:export_copy_model",
+    "ptb-lstm": "keras_seqmodels.export.language_model:export_language_model",
     "sst-treelstm": "keras_seqmodels.trees.serving:export_sentiment_savedmodel",
 }
 GENERIC = "keras_seqmodels.export.generic:export_model"

@@ -2,8 +2,8 @@
 
 Exports made through ``keras_seqmodels.export`` (the dispatch behind
 ``seqmodels export NAME DIR``): mnist-renet (images), babi-memn2n (story and
-question as text, and the integer-id signature), ntm-copy (bit sequences)
-and an echo state network
+question as text, and the integer-id signature), ntm-copy (bit sequences),
+ptb-lstm (text) and an echo state network
 with a readout fitted by ``fit_readout`` (float sequences; the zoo ships no
 ESN, so it is built here, saved as ``.keras`` and exported from that file by
 the command, i.e. by the generic fallback). All exports are loaded and called
@@ -131,6 +131,22 @@ def served(tmp_path_factory):
     logits = zoo.load("ntm-copy").predict(laid_out, verbose=0)[:, 11:]
     expected["ntm"] = (bits, logits)
 
+    texts = ["the company said", "", "Stocks FELL sharply zzzunknown"]
+    export.export("ptb-lstm", str(root / "ptb"))
+    plan["ptb"] = {"dir": str(root / "ptb"), "signature": "serving_default"}
+    feed["ptb__text"] = np.array(texts)
+    with open(zoo.asset_path("ptb-lstm", "vocabulary"), encoding="utf-8") as f:
+        vocab = [line.rstrip("\n") for line in f if line.rstrip("\n")]
+    index = {w: i for i, w in enumerate(vocab)}
+    lm = zoo.load("ptb-lstm")
+    rows = []
+    for text in texts:  # each text alone, encoded as `seqmodels generate` does
+        ids = [index.get(w, index["<unk>"]) for w in text.lower().split()] or [index["<eos>"]]
+        logits = lm.predict(np.array([ids], "int32"), verbose=0)[0].astype("float64")
+        log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+        rows.append((logits[-1], sum(log_p[t, ids[t + 1]] for t in range(len(ids) - 1))))
+    expected["ptb"] = (vocab, rows)
+
     esn, series, nrmse = _esn_model()
     esn.save(root / "esn.keras")
     assert main(["export", str(root / "esn.keras"), str(root / "esn")]) == 0
@@ -184,6 +200,17 @@ def test_ntm_copy_serves_bit_sequences(served):
     np.testing.assert_array_equal(out["ntm__copy"], (logits > 0).astype("float32"))
     # The shipped model copies length-10 sequences (card: 0 bit errors).
     assert np.mean(out["ntm__copy"] == bits) >= 0.99
+
+
+def test_ptb_lstm_serves_text(served):
+    out, expected = served
+    vocab, rows = expected["ptb"]
+    assert out["ptb__inputs"].tolist() == ["text"]
+    for i, (logits, log_likelihood) in enumerate(rows):
+        np.testing.assert_allclose(out["ptb__next_word_logits"][i], logits, rtol=1e-4, atol=1e-4)
+        assert out["ptb__next_word"][i].decode() == vocab[int(np.argmax(logits))]
+        np.testing.assert_allclose(out["ptb__log_likelihood"][i], log_likelihood, atol=1e-3)
+    assert out["ptb__log_likelihood"][1] == 0.0  # empty text: nothing to score
 
 
 def test_export_refuses_a_non_empty_folder_and_a_bad_name(tmp_path):
