@@ -182,6 +182,14 @@ class EncoderDecoder(keras.Model):
         self.decoder.build(target_shape)
         self.built = True
 
+    @property
+    def _default_save_signature(self):
+        # On TensorFlow, saving an object that tracks this model (e.g. the
+        # Translator's export) would trace a default signature with float
+        # inputs, which the encoder refuses: its inputs are integer ids and
+        # keras_seqmodels.export writes the serving signatures explicitly.
+        return None
+
     def call(self, inputs, training=False, return_attention=False):
         source_ids, target_ids = self._split_inputs(inputs)
         memory = self.encoder(source_ids, training=training)
