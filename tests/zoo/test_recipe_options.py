@@ -18,11 +18,8 @@ ZOO = os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "zoo"
 )
 RECIPES = sorted(os.path.basename(os.path.dirname(p)) for p in glob.glob(f"{ZOO}/*/recipe.py"))
-# Recipes still being moved onto recipe_utils (reason shown by pytest).
-PENDING = {
-    "multi30k-en-de": "its recipe takes --strategy but not yet --tpu/--precision through "
-    "training.recipe_utils (its owner is moving it; checked 04:27 UTC, 23 Nov 2026)",
-}
+# Recipes still being moved onto recipe_utils (reason shown by pytest); none now.
+PENDING = {}
 
 
 def test_recipes_are_found():

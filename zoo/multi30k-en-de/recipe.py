@@ -80,7 +80,12 @@ def _parser():
     p.add_argument("--ss-c", type=float, default=0.01, help="the linear schedule's slope")
     p.add_argument("--ss-per", default="epoch", choices=["epoch", "batch"])
     p.add_argument("--strategy", default="default",
-                   help="default|mirrored|multi-worker|tpu (TensorFlow only)")
+                   choices=["default", "mirrored", "multi-worker", "tpu"],
+                   help="tf.distribute strategy (TensorFlow only)")
+    p.add_argument("--tpu", default=None, help="TPU name or address (with --strategy tpu)")
+    p.add_argument("--precision", default="float32",
+                   choices=["float32", "mixed_float16", "mixed_bfloat16"],
+                   help="Keras dtype policy for fit")
     p.add_argument("--weights", default=None, help="weights for assemble")
     p.add_argument("--model", default=None,
                    help="a .keras Translator to evaluate (default: the zoo's)")
@@ -193,11 +198,13 @@ def fit(args):
     with open(os.path.join(args.work_dir, "vocab.json"), encoding="utf-8") as f:
         vocab = json.load(f)
     keras.utils.set_random_seed(1)
+    if args.precision != "float32":
+        keras.config.set_dtype_policy(args.precision)
     scope = contextlib.nullcontext()
     if args.strategy != "default":  # tf.distribute: TensorFlow backend only
         from keras_seqmodels.training import get_strategy
 
-        scope = get_strategy(args.strategy).scope()
+        scope = get_strategy(args.strategy, tpu_address=args.tpu).scope()
     with scope:
         model = build_core(vocab, **_options(args))
         model.build(((None, None), (None, None)))  # BackupAndRestore needs it
