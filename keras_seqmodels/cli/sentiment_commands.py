@@ -21,6 +21,8 @@ import os
 import re
 import sys
 
+from keras_seqmodels.cli.inputs import read_lines
+
 DEFAULT_MODEL = "sst-treelstm"
 SST_LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
 
@@ -136,24 +138,6 @@ def _load_model(args):
     return model
 
 
-def _read_lines(args):
-    from keras_seqmodels.cli.main import UserError
-
-    if args.text:
-        return list(args.text), False
-    if args.file:
-        if not os.path.isfile(args.file):
-            raise UserError(f"--file: no such file: {args.file}")
-        with open(args.file, encoding="utf-8") as f:
-            return f.read().splitlines(), True
-    if sys.stdin.isatty():
-        raise UserError(
-            'give a sentence ("A gorgeous, witty movie."), a bracketed tree, '
-            "--file FILE, or lines on standard input"
-        )
-    return sys.stdin.read().splitlines(), False
-
-
 def _sentiment(args):
     from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.cli.translate_commands import _Progress
@@ -162,7 +146,9 @@ def _sentiment(args):
 
     if args.batch_size < 1:
         raise UserError(f"--batch-size must be a positive integer; got {args.batch_size}")
-    lines, from_file = _read_lines(args)
+    lines, from_file = read_lines(
+        args.text, args.file, 'a sentence ("A gorgeous, witty movie."), a bracketed tree'
+    )
     where = "argument" if args.text else f"{args.file or 'standard input'} line"
     trees, keep = [], []
     for number, line in enumerate(lines, 1):

@@ -3,6 +3,8 @@
 import os
 import sys
 
+from keras_seqmodels.cli.inputs import read_lines
+
 
 def load_tagger(model_name="ud-ewt-upos", model_path=None):
     """The zoo tagger ``model_name``, or the ``.keras`` file ``model_path``."""
@@ -34,24 +36,6 @@ def tag(sentences, model_name="ud-ewt-upos", model_path=None, model=None):
     ]
 
 
-def _read(args):
-    from keras_seqmodels.cli.main import UserError
-
-    if args.sentences:
-        return list(args.sentences), False
-    if args.file:
-        if not os.path.isfile(args.file):
-            raise UserError(f"--file: no such file: {args.file}")
-        with open(args.file, encoding="utf-8") as f:
-            return f.read().splitlines(), True
-    if sys.stdin.isatty():
-        raise UserError(
-            'give a sentence ("The old man the boats ."), --file FILE, '
-            "or lines on standard input"
-        )
-    return sys.stdin.read().splitlines(), False
-
-
 def _run(args):
     from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.cli.translate_commands import _Progress
@@ -60,7 +44,9 @@ def _run(args):
         raise UserError(f"--batch-size must be a positive integer; got {args.batch_size}")
     if args.model_path and not os.path.isfile(args.model_path):
         raise UserError(f"--model-path: no such file: {args.model_path}")
-    lines, from_file = _read(args)
+    lines, from_file = read_lines(
+        args.sentences, args.file, 'a sentence ("The old man the boats .")'
+    )
     keep = [i for i, line in enumerate(lines) if line.strip()]
     if not keep:
         raise UserError("give one or more sentences (or lines on standard input)")

@@ -8,9 +8,10 @@ One translation per line on standard output (or ``--output``), in input
 order. With ``--file`` a progress bar goes to standard error.
 """
 
-import os
 import sys
 import time
+
+from keras_seqmodels.cli.inputs import read_lines
 
 DEFAULT_MODEL = "multi30k-en-de"
 
@@ -52,30 +53,14 @@ def translate_lines(model, lines, beam_size=None, batch_size=32, progress=None):
     return out
 
 
-def _read(args):
-    from keras_seqmodels.cli.main import UserError
-
-    if args.text:
-        return list(args.text), False
-    if args.file:
-        if not os.path.isfile(args.file):
-            raise UserError(f"no such file: {args.file}")
-        with open(args.file, encoding="utf-8") as f:
-            return f.read().splitlines(), True
-    if sys.stdin.isatty():
-        raise UserError(
-            'give a sentence ("A man is riding a bicycle."), --file FILE, '
-            "or lines on standard input"
-        )
-    return sys.stdin.read().splitlines(), False
-
-
 def _translate(args):
     from keras_seqmodels.cli.main import UserError
 
     if args.beam is not None and args.beam < 1:
         raise UserError(f"--beam must be a positive integer; got {args.beam}")
-    lines, show_progress = _read(args)
+    lines, show_progress = read_lines(
+        args.text, args.file, 'a sentence ("A man is riding a bicycle.")'
+    )
     if not lines:
         return 0
     from keras_seqmodels import zoo

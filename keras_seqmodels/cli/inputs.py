@@ -1,0 +1,35 @@
+"""Where a command's input lines come from: arguments, --file or stdin."""
+
+import os
+import sys
+
+
+def read_lines(texts, path, example):
+    """Return ``(lines, from_file)`` for a command that reads sentences.
+
+    Args:
+        texts: the positional arguments (used when given).
+        path: the ``--file`` value, or None.
+        example: a sample input for the one-line error shown when there is
+            nothing to read (no arguments, no file, and a terminal on stdin).
+
+    Returns:
+        The input lines and whether they came from a file (which gets a
+        progress bar).
+
+    Example:
+        >>> read_lines(["A man is riding a bicycle."], None, "A man.")
+        (['A man is riding a bicycle.'], False)
+    """
+    from keras_seqmodels.cli.main import UserError
+
+    if texts:
+        return list(texts), False
+    if path:
+        if not os.path.isfile(path):
+            raise UserError(f"--file: no such file: {path}")
+        with open(path, encoding="utf-8") as f:
+            return f.read().splitlines(), True
+    if sys.stdin.isatty():
+        raise UserError(f"give {example}, --file FILE, or lines on standard input")
+    return sys.stdin.read().splitlines(), False
