@@ -10,6 +10,8 @@ import collections
 import os
 
 import hypothesis
+import keras
+import numpy as np
 
 CASES = collections.Counter()
 
@@ -35,3 +37,18 @@ def fuzz_settings(max_examples):
             hypothesis.HealthCheck.data_too_large,
         ],
     )
+
+
+# Shared by the fuzz modules: float64 references on TensorFlow (Keras on JAX
+# computes some activations in float32), weights drawn per case.
+F64 = keras.backend.backend() == "tensorflow"
+DTYPE = "float64" if F64 else "float32"
+ATOL = 1e-9 if F64 else 5e-5
+
+
+def randomize(layer, seed, scale=0.6):
+    """Draw every trainable weight of ``layer`` uniformly in [-scale, scale]."""
+    rng = np.random.default_rng(seed)
+    for v in layer.weights:
+        if v.trainable:
+            v.assign(rng.uniform(-scale, scale, v.shape).astype(v.dtype))

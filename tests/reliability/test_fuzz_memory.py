@@ -18,10 +18,9 @@ raise an error naming the layer and the argument.
 import os
 import sys
 
-import keras
 import numpy as np
 import pytest
-from fuzz_record import fuzz_settings, record
+from fuzz_record import ATOL, DTYPE, fuzz_settings, randomize, record
 from hypothesis import given
 from hypothesis import strategies as st
 from keras import ops
@@ -32,17 +31,6 @@ sys.path.insert(
     0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "memory")
 )
 import reference_memory as ref  # noqa: E402
-
-F64 = keras.backend.backend() == "tensorflow"
-DTYPE = "float64" if F64 else "float32"
-ATOL = 1e-9 if F64 else 5e-5
-
-
-def randomize(layer, seed, scale=0.6):
-    rng = np.random.default_rng(seed)
-    for v in layer.weights:
-        if v.trainable:
-            v.assign(rng.uniform(-scale, scale, v.shape).astype(v.dtype))
 
 
 def by_name(layer):
