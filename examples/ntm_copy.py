@@ -11,13 +11,13 @@ consecutive slots, then reads them back in the same order.
 """
 
 import argparse
+import importlib.util
 import os
-import sys
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "zoo", "ntm-copy"))
+RECIPE = os.path.join(ROOT, "zoo", "ntm-copy", "recipe.py")
 
 
 def plot(model, x, path):
@@ -30,7 +30,12 @@ def plot(model, x, path):
 
 def main(argv=None):
     import keras
-    import recipe
+
+    # By path, under its own name: a bare `import recipe` returns whichever
+    # zoo recipe this process imported first.
+    spec = importlib.util.spec_from_file_location("ntm_copy_recipe", RECIPE)
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=300)
