@@ -74,6 +74,26 @@ def test_jax_trainer_windows_and_shared_best_weights(recipe, tmp_path):
     np.testing.assert_array_equal(saved["b|bias"], np.full(3, 99.0))
 
 
+def test_jax_trainer_loads_its_own_recipe_beside_another_named_recipe(recipe, monkeypatch):
+    """jax_train.py takes zoo/ptb-lstm/recipe.py by path, not whatever module
+    called ``recipe`` the process already holds (another zoo recipe)."""
+    import importlib.util
+    import os
+    import sys
+    import types
+
+    other = types.ModuleType("recipe")
+    monkeypatch.setitem(sys.modules, "recipe", other)
+    path = os.path.join(os.path.dirname(recipe.__file__), "jax_train.py")
+    spec = importlib.util.spec_from_file_location("ptb_jax_train_isolated", path)
+    jax_train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(jax_train)
+    assert jax_train.recipe is not other
+    assert os.path.samefile(jax_train.recipe.__file__, recipe.__file__)
+    assert jax_train.CONFIGS == recipe.CONFIGS
+    assert sys.modules["recipe"] is other
+
+
 def test_model_equals_keras_lstm_with_state_carried_over_windows(recipe):
     """The package's Recurrent(LSTMCell) stack computes what keras.layers.LSTM does,
     and a stateful model continues each row from one window to the next."""

@@ -17,6 +17,7 @@ so a kill loses nothing. No TensorFlow: the streams come from
 """
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -27,8 +28,17 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-sys.path.insert(0, HERE)
-import recipe  # noqa: E402  (the model and the configs: zoo/ptb-lstm/recipe.py)
+
+def _load_recipe():
+    """zoo/ptb-lstm/recipe.py, by path under its own name: a bare ``import
+    recipe`` returns whichever zoo recipe this process imported first."""
+    spec = importlib.util.spec_from_file_location("ptb_lstm_recipe", os.path.join(HERE, "recipe.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+recipe = _load_recipe()  # the model and the configs
 
 CONFIGS = recipe.CONFIGS
 
