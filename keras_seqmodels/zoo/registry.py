@@ -1,28 +1,102 @@
 """Adding a trained model to the zoo (used by the recipes)."""
 
+import contextlib
 import json
 import os
 import shutil
 import tempfile
+import time
 
 from keras_seqmodels.zoo.api import ARTIFACT_DIR, INDEX_PATH, sha256_of
+
+try:
+    import fcntl
+except ImportError:  # not POSIX
+    fcntl = None
+
+LOCK_TIMEOUT_S = 120.0
 
 
 def _atomic_write_text(path, text):
     directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes files private; package data must be readable
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def index_lock(index_path, timeout=None):
+    """Hold the zoo index's lock for a read-modify-write of ``index_path``.
+
+    Two recipes registering at once would otherwise each read the index, add
+    their entry and write it back, and the later write would drop the other's
+    entry. On POSIX the lock is ``fcntl.flock`` on ``<index>.lock`` (released
+    by the kernel if the process dies, so it never goes stale); elsewhere it is
+    a directory ``<index>.lockdir`` created atomically and removed on release.
+
+    Raises:
+        TimeoutError: the lock was not obtained within ``timeout`` seconds
+            (default ``LOCK_TIMEOUT_S``); the message names the lock's path.
+    """
+    timeout = LOCK_TIMEOUT_S if timeout is None else timeout
+    deadline = time.monotonic() + timeout
+    if fcntl is not None:
+        path = index_path + ".lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(
+                            f"zoo registry: another process has held the index lock {path!r} "
+                            f"for more than {timeout:g} s; is a register still running?"
+                        ) from None
+                    time.sleep(0.05)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+        return
+    path = index_path + ".lockdir"
+    while True:
+        try:
+            os.mkdir(path)
+            break
+        except FileExistsError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"zoo registry: the index lock {path!r} has existed for more than "
+                    f"{timeout:g} s; if no register is running (a killed run leaves it), "
+                    "remove that directory."
+                ) from None
+            time.sleep(0.05)
+    try:
+        yield
+    finally:
+        os.rmdir(path)
 
 
 def register_model(name, artifact, task, metrics, data, command, card, extra=None, assets=None):
     """Copy ``artifact`` into the package and record it in the zoo index.
 
     The copy and the index update are atomic (write to a temporary file, then
-    rename), so a killed run never leaves a half-written artifact in place.
+    rename), so a killed run never leaves a half-written artifact in place, and
+    both happen under the index lock (``index_lock``), so processes registering
+    at once keep each other's entries.
 
     Args:
         name: zoo name, e.g. ``"ud-ewt-upos"``.
@@ -49,6 +123,11 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
     ...     card="zoo/ud-ewt-upos/card.md")
     """
     os.makedirs(ARTIFACT_DIR, exist_ok=True)
+    with index_lock(INDEX_PATH):
+        return _register_locked(name, artifact, task, metrics, data, command, card, extra, assets)
+
+
+def _register_locked(name, artifact, task, metrics, data, command, card, extra, assets):
     filename = f"{name}.keras"
     fd, tmp = tempfile.mkstemp(dir=ARTIFACT_DIR, prefix=".tmp-")
     os.close(fd)

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import keras
 import numpy as np
@@ -99,6 +100,73 @@ def test_safe_mode_refuses_lambda_layers(tmp_zoo, tmp_path):
     registry.register_model("unsafe", str(path), "t", {}, "d", "c", "card")
     with pytest.raises(zoo.ArtifactError, match="could not load 'unsafe'"):
         zoo.load("unsafe")
+
+
+# Run in two processes at once: wait for the "go" file, then register two
+# entries. json.load is slowed so that, without the lock, both processes read
+# the index before either writes it back (the lost update the lock prevents).
+_REGISTER_SCRIPT = """
+import json, os, sys, time
+from keras_seqmodels.zoo import registry
+root, tag = sys.argv[1], sys.argv[2]
+registry.INDEX_PATH = os.path.join(root, "index.json")
+registry.ARTIFACT_DIR = os.path.join(root, "artifacts")
+load = json.load
+def slow_load(f):
+    value = load(f)
+    time.sleep(0.5)
+    return value
+json.load = slow_load
+open(os.path.join(root, "ready-" + tag), "w").close()
+while not os.path.exists(os.path.join(root, "go")):
+    time.sleep(0.01)
+for i in range(2):
+    registry.register_model(f"{tag}-{i}", os.path.join(root, "model.bin"), task=tag,
+                            metrics={"i": i}, data="d", command="c", card="card")
+"""
+
+
+def test_concurrent_registers_keep_both_entries(tmp_path):
+    (tmp_path / "index.json").write_text('{"old": {"task": "kept"}}')
+    (tmp_path / "model.bin").write_bytes(b"weights")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _REGISTER_SCRIPT, str(tmp_path), tag],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("a", "b")
+    ]
+    deadline = time.monotonic() + 50
+    while not all((tmp_path / f"ready-{tag}").exists() for tag in ("a", "b")):
+        assert all(p.poll() is None for p in procs), [p.communicate()[1][-2000:] for p in procs]
+        assert time.monotonic() < deadline, "registering processes did not start"
+        time.sleep(0.05)
+    (tmp_path / "go").touch()
+    for p in procs:
+        _, err = p.communicate(timeout=50)
+        assert p.returncode == 0, err[-2000:]
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert sorted(index) == ["a-0", "a-1", "b-0", "b-1", "old"]
+    assert index["b-1"]["metrics"] == {"i": 1}
+    assert oct(os.stat(tmp_path / "index.json").st_mode & 0o777) == oct(0o644)
+
+
+@pytest.mark.parametrize("posix", [True, False])
+def test_index_lock_times_out_while_held_and_frees_on_release(tmp_path, monkeypatch, posix):
+    if not posix:
+        monkeypatch.setattr(registry, "fcntl", None)
+    elif registry.fcntl is None:
+        pytest.skip("no fcntl on this platform")
+    index = str(tmp_path / "index.json")
+    with registry.index_lock(index):
+        with pytest.raises(TimeoutError, match="index lock"):
+            with registry.index_lock(index, timeout=0.2):
+                pass
+    with registry.index_lock(index, timeout=0.2):
+        pass
+    assert not os.path.exists(index + ".lockdir")
 
 
 def test_shipped_index_is_consistent():
