@@ -32,7 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def _load_recipe():
     """zoo/ptb-lstm/recipe.py, by path under its own name: a bare ``import
     recipe`` returns whichever zoo recipe this process imported first."""
-    spec = importlib.util.spec_from_file_location("ptb_lstm_recipe", os.path.join(HERE, "recipe.py"))
+    path = os.path.join(HERE, "recipe.py")
+    spec = importlib.util.spec_from_file_location("ptb_lstm_recipe", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
