@@ -6,6 +6,7 @@ from keras_seqmodels.layers.conditioned_recurrent import ConditionedRecurrent
 from keras_seqmodels.layers.crf import CRF
 from keras_seqmodels.layers.four_directional_2d import FourDirectional2D
 from keras_seqmodels.layers.output_feedback import OutputFeedback
+from keras_seqmodels.layers.probability_average import ProbabilityAverage
 from keras_seqmodels.layers.recurrent import Recurrent
 from keras_seqmodels.layers.recursive_nn import RecursiveNN
 from keras_seqmodels.layers.rntn import RNTN
@@ -20,6 +21,7 @@ __all__ = [
     "ConditionedRecurrent",
     "FourDirectional2D",
     "OutputFeedback",
+    "ProbabilityAverage",
     "Recurrent",
     "RecursiveNN",
     "RNTN",

@@ -63,6 +63,62 @@ def test_seqmodels_evaluate_babi_prints_the_mean_error_last():
     )
 
 
+@babi_registered
+def test_babi_memn2n_averages_the_probabilities_of_its_memory_networks():
+    import json
+
+    from keras_seqmodels.memory import MemoryNetwork
+
+    recipe = load_recipe("babi-memn2n")
+    with open(zoo.asset_path("babi-memn2n", "vocab")) as f:
+        vocabulary = json.load(f)["vocabulary"]
+    model = zoo.load("babi-memn2n")
+    members = [layer for layer in model.layers if isinstance(layer, MemoryNetwork)]
+    assert members and all(m.hops == 3 and m.memory_size == 50 for m in members)
+    stories, queries = recipe.arrays(recipe.load_split(SAMPLE, "test"), vocabulary)[:2]
+    stories, queries = stories[::4], queries[::4]
+
+    def softmax(z):
+        z = np.asarray(z, "float64")
+        z = np.exp(z - z.max(axis=-1, keepdims=True))
+        return z / z.sum(axis=-1, keepdims=True)
+
+    expected = np.mean([softmax(m([stories, queries])) for m in members], axis=0)
+    np.testing.assert_allclose(
+        softmax(model.predict([stories, queries], verbose=0)), expected, atol=1e-5
+    )
+
+
+def test_babi_greedy_selection_adds_the_member_that_fixes_the_errors():
+    recipe = load_recipe("babi-memn2n")
+    answers = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    tasks = np.array([1, 1, 1, 1, 2, 2, 2, 2])
+
+    def member(unsure):
+        """Right with 0.9 except at ``unsure``: 0.6 on the wrong word 2, 0.35 right."""
+        probs = np.full((8, 3), 0.05)
+        probs[np.arange(8), answers] = 0.9
+        probs[unsure, 2], probs[unsure, answers[unsure]] = 0.6, 0.35
+        return probs
+
+    wrong = np.full((8, 3), 0.05)
+    wrong[:, 2] = 0.9
+    candidates = np.stack(
+        [
+            wrong,  # 100% error
+            member([4, 5]),  # 25%: the best alone
+            member([0, 1, 2]),  # 37.5%, but right where the best is unsure
+            member([4, 5]),  # a copy of the best
+        ]
+    )
+    chosen, history = recipe.greedy_selection(candidates, answers, tasks, max_members=4)
+    assert chosen[:2] == [1, 2]
+    assert [round(e, 6) for e, _ in history[:2]] == [25.0, 0.0]
+    assert 0 not in chosen  # the prefix of lowest error is kept
+    mean = candidates[chosen].mean(0)
+    assert recipe.task_mean_error(mean.argmax(-1), answers, tasks) == 0.0
+
+
 class _Oracle:
     """Predicts the copy from the inputs themselves (what a perfect model does)."""
 

@@ -14,6 +14,11 @@ validation split picks the seed, the test split is read once at register):
     python zoo/babi-memn2n/recipe.py assemble --result OUT --out-dir runs/babi-memn2n-gpu
     python zoo/babi-memn2n/recipe.py register --model runs/babi-memn2n-gpu/best.keras
 
+The shipped model is an ensemble: ``assemble --ensemble 15 --result OUT1 OUT2
+...`` picks members by greedy forward selection on the validation split and
+saves one Keras model whose MemoryNetworks' answer probabilities are averaged
+(``keras_seqmodels.layers.ProbabilityAverage``); see card.md.
+
 Model (Sukhbaatar et al. 2015, the "PE LS RN joint" setting): d = 50, 3 hops,
 adjacent weight tying, position and temporal encoding, the last 50
 statements in memory; linear start (hop softmax removed until the validation
@@ -331,6 +336,97 @@ def export_arrays(args):
     return 0
 
 
+def seed_candidates(folders):
+    """``(valid mean error, folder, index, seed)`` of every finished seed, best first."""
+    candidates = []
+    for folder in folders:
+        run = np.load(os.path.join(folder, "seeds_best.npz"))
+        for i, seed in enumerate(run["seeds"]):
+            task_error = run["best_val_task_error"][i]
+            if np.isfinite(task_error).all():
+                candidates.append((float(task_error.mean()), folder, i, int(seed)))
+    if not candidates:
+        raise ValueError(f"recipe {NAME}: no finished seed in {folders}")
+    return sorted(candidates)
+
+
+def member_weights(folder, index):
+    """The ``MemoryNetwork`` weights of seed ``index`` of a ``seeds_jax.py`` run."""
+    run = np.load(os.path.join(folder, "seeds_best.npz"))
+    return [
+        run["embeddings"][index],
+        run["temporal_embeddings"][index],
+        np.asarray(1.0, "float32"),
+    ]
+
+
+def build_ensemble(vocab_size, members):
+    """``[stories, queries]`` -> logits of the mean answer probability of the members.
+
+    ``members``: a list of ``MemoryNetwork`` weight lists (``member_weights``);
+    each member is its own ``MemoryNetwork`` layer (``memn2n_0``, ...), and
+    ``ProbabilityAverage`` averages their softmax outputs. One member gives
+    the recipe's single model.
+    """
+    import keras
+
+    from keras_seqmodels.layers import ProbabilityAverage
+    from keras_seqmodels.memory import MemoryNetwork
+
+    if len(members) == 1:
+        model = build_model(vocab_size, linear_start=False, embed_dim=members[0][0].shape[-1])
+        model.get_layer("memn2n").set_weights(members[0])
+        return model
+    stories = keras.Input((None, SENTENCE_LENGTH), dtype="int32", name="stories")
+    queries = keras.Input((QUERY_LENGTH,), dtype="int32", name="queries")
+    logits = []
+    for k, weights in enumerate(members):
+        layer = MemoryNetwork(
+            vocab_size, int(weights[0].shape[-1]), MEMORY_SIZE, hops=3, name=f"memn2n_{k}"
+        )
+        logits.append(layer([stories, queries]))
+        layer.set_weights(weights)
+    average = ProbabilityAverage(name="average")(logits)
+    return keras.Model([stories, queries], average, name=NAME)
+
+
+def task_mean_error(predictions, answers, tasks):
+    """Mean over the tasks of the error (%) of ``predictions`` ``(..., questions)``."""
+    wrong = predictions != answers
+    return np.mean([100.0 * wrong[..., tasks == t].mean(axis=-1) for t in np.unique(tasks)], axis=0)
+
+
+def greedy_selection(probabilities, answers, tasks, max_members):
+    """Forward selection of ensemble members on the validation split.
+
+    ``probabilities``: ``(candidates, questions, vocabulary)``, each
+    candidate's answer probabilities. Starting from nothing, every step adds
+    (without replacement) the candidate whose addition gives the mean
+    probability of lowest mean task error, ties broken by the lower
+    negative log-likelihood. Runs ``max_members`` steps and keeps the
+    prefix of lowest error (ties: the lower NLL).
+
+    Returns:
+        ``(chosen indices, history)``: ``history[k]`` is ``(error, nll)`` of
+        the first k + 1 members.
+    """
+    count, n, _ = probabilities.shape
+    rows = np.arange(n)
+    total = np.zeros(probabilities.shape[1:], "float64")
+    chosen, history = [], []
+    for step in range(min(max_members, count)):
+        mean = (total[None] + probabilities) / (step + 1)
+        error = task_mean_error(mean.argmax(-1), answers[None], tasks)
+        nll = -np.log(np.maximum(mean[:, rows, answers], 1e-30)).mean(axis=1)
+        error[chosen] = np.inf
+        best = min(range(count), key=lambda c: (round(error[c], 6), nll[c]))
+        chosen.append(best)
+        total += probabilities[best]
+        history.append((float(error[best]), float(nll[best])))
+    keep = min(range(len(history)), key=lambda k: (round(history[k][0], 6), history[k][1]))
+    return chosen[: keep + 1], history
+
+
 def assemble(args):
     """Pick, on the validation split only, the best seed of ``seeds_jax.py`` runs.
 
@@ -338,20 +434,14 @@ def assemble(args):
     lowest mean validation error over the 20 tasks, loads its weights into
     the recipe's model (on any backend), re-measures the validation error
     (it must match the run's own record) and saves ``OUT_DIR/best.keras``.
+    With ``--ensemble K`` it selects up to K seeds instead (``ensemble``).
     """
     if not args.result:
         raise ValueError(f"recipe {NAME} assemble: give --result FOLDER [FOLDER ...]")
+    if args.ensemble > 1:
+        return ensemble(args)
     vocabulary, _, x_valid = train_valid_arrays(resolve_data_dir(args.data_dir))
-    candidates = []
-    for folder in args.result:
-        run = np.load(os.path.join(folder, "seeds_best.npz"))
-        for i, seed in enumerate(run["seeds"]):
-            task_error = run["best_val_task_error"][i]
-            if np.isfinite(task_error).all():
-                candidates.append((float(task_error.mean()), folder, i, int(seed)))
-    if not candidates:
-        raise ValueError(f"recipe {NAME} assemble: no finished seed in {args.result}")
-    candidates.sort()
+    candidates = seed_candidates(args.result)
     if args.export_top:
         # The best seeds' weights, to continue them (seeds_jax.py --init).
         top = candidates[: args.export_top]
@@ -367,16 +457,7 @@ def assemble(args):
             valid_error=np.array([e for e, _, _, _ in top]),
         )
     error, folder, index, seed = candidates[0]
-    run = np.load(os.path.join(folder, "seeds_best.npz"))
-    embed_dim = int(run["embeddings"].shape[-1])
-    model = build_model(len(vocabulary), linear_start=False, embed_dim=embed_dim)
-    model.get_layer("memn2n").set_weights(
-        [
-            run["embeddings"][index],
-            run["temporal_embeddings"][index],
-            np.asarray(1.0, "float32"),
-        ]
-    )
+    model = build_ensemble(len(vocabulary), [member_weights(folder, index)])
     errors = per_task_errors(model, *x_valid)
     mean = float(np.mean(list(errors.values())))
     print(f"selected {folder} seed {seed}: valid mean error {mean:.2f}% (run: {error:.2f}%)")
@@ -403,6 +484,93 @@ def assemble(args):
             indent=1,
         )
     print(f"valid errors of all seeds: {[round(c[0], 2) for c in candidates]}")
+    return 0
+
+
+def ensemble(args):
+    """An ensemble of up to ``--ensemble`` seeds, selected on the validation split.
+
+    Every finished seed of the ``--result`` runs is loaded into the recipe's
+    model on the current backend; its validation error must match the run's
+    own record (within 0.3 points, float round-off of another device).
+    ``greedy_selection`` then picks the members from their validation
+    answer probabilities; the ensemble model (``build_ensemble``) is
+    re-measured on the validation split and must give the selection's error.
+    Saves ``OUT_DIR/best.keras``, ``vocab.json`` and ``selection.json``.
+    """
+    vocabulary, _, x_valid = train_valid_arrays(resolve_data_dir(args.data_dir))
+    stories, queries, answers, tasks = x_valid
+    candidates = seed_candidates(args.result)
+    probabilities, models = [], {}
+    for error, folder, index, seed in candidates:
+        weights = member_weights(folder, index)
+        dim = int(weights[0].shape[-1])
+        if dim not in models:
+            # One model per embedding size; its compiled predict serves every seed.
+            models[dim] = build_model(len(vocabulary), linear_start=False, embed_dim=dim)
+        model = models[dim]
+        model.get_layer("memn2n").set_weights(weights)
+        logits = model.predict([stories, queries], batch_size=500, verbose=0)
+        logits = logits - logits.max(axis=-1, keepdims=True)
+        probs = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+        mean = float(task_mean_error(probs.argmax(-1), answers, tasks))
+        if abs(mean - error) > 0.3:
+            raise RuntimeError(
+                f"recipe {NAME} ensemble: {folder} seed {seed}: valid error {mean:.2f}% "
+                f"differs from the run's record {error:.2f}%"
+            )
+        probabilities.append(probs)
+    probabilities = np.stack(probabilities)
+    chosen, history = greedy_selection(probabilities, answers, tasks, args.ensemble)
+    selected_error, selected_nll = history[len(chosen) - 1]
+    for k, (e, nll) in enumerate(history):
+        print(f"greedy {k + 1} members: valid mean error {e:.2f}% nll {nll:.4f}")
+    singles = task_mean_error(probabilities.argmax(-1), answers[None], tasks)
+    print(f"best single seed: valid mean error {singles.min():.2f}%")
+    for k in (3, 5, 10):
+        # Top-k by each seed's own valid error, for comparison only.
+        top = np.argsort(singles, kind="stable")[:k]
+        e = task_mean_error(probabilities[top].mean(0).argmax(-1), answers, tasks)
+        print(f"top-{k} by single valid error: valid mean error {float(e):.2f}%")
+    members = [member_weights(candidates[c][1], candidates[c][2]) for c in chosen]
+    model = build_ensemble(len(vocabulary), members)
+    errors = per_task_errors(model, *x_valid)
+    mean = float(np.mean(list(errors.values())))
+    print(
+        f"ensemble of {len(chosen)}: valid mean error {mean:.2f}% "
+        f"(selection: {selected_error:.2f}%)"
+    )
+    if abs(mean - selected_error) > 0.1:
+        raise RuntimeError(
+            f"recipe {NAME} ensemble: the assembled model's valid error {mean:.2f}% "
+            f"differs from the selection's {selected_error:.2f}%"
+        )
+    os.makedirs(args.out_dir, exist_ok=True)
+    model.save(os.path.join(args.out_dir, "best.keras"))
+    with open(os.path.join(args.out_dir, "vocab.json"), "w") as f:
+        json.dump({"vocabulary": vocabulary}, f)
+    with open(os.path.join(args.out_dir, "selection.json"), "w") as f:
+        json.dump(
+            {
+                "procedure": "greedy forward selection on valid, without replacement, "
+                f"at most {args.ensemble} members",
+                "members": [
+                    {
+                        "folder": candidates[c][1],
+                        "seed": candidates[c][3],
+                        "single_valid_mean_error": round(float(singles[c]), 3),
+                    }
+                    for c in chosen
+                ],
+                "valid_mean_error": mean,
+                "valid_nll": selected_nll,
+                "valid_error_per_task": errors,
+                "greedy_history": [{"error": e, "nll": n} for e, n in history],
+                "best_single_valid_mean_error": float(singles.min()),
+            },
+            f,
+            indent=1,
+        )
     return 0
 
 
@@ -481,6 +649,12 @@ def main(argv=None):
         type=int,
         default=0,
         help="assemble: also write OUT_DIR/init_topN.npz, the N best seeds (by valid)",
+    )
+    parser.add_argument(
+        "--ensemble",
+        type=int,
+        default=1,
+        help="assemble: an ensemble of up to K seeds, chosen by greedy selection on valid",
     )
     parser.add_argument("--split", default="test", choices=["train", "valid", "test"])
     parser.add_argument("--model", default=None, help="evaluate this .keras file")
