@@ -70,10 +70,14 @@ class MemoryNetwork(keras.layers.Layer):
             ``(batch, memory_size, sentence_length)`` with slot 0 the most
             recent sentence, ``queries`` int ``(batch, query_length)``.
             Token id 0 is padding; a slot of padding only is an empty slot
-            and gets no attention. ``stories`` may have fewer than
-            ``memory_size`` slots (the oldest slots then are simply absent,
-            which gives the same result as passing them empty): batches of
-            short stories can be cut to save compute.
+            and gets no attention. Ids must be integers in
+            ``[0, vocab_size)``: float tensors raise a ``ValueError``, and
+            so do out-of-range ids whenever their values are known (eager
+            calls; inside ``jit``/``tf.function`` they are not checked).
+            ``stories`` may have fewer than ``memory_size`` slots (the
+            oldest slots then are simply absent, which gives the same
+            result as passing them empty): batches of short stories can be
+            cut to save compute.
 
     Returns:
         ``logits`` ``(batch, vocab_size)`` over answer words (use
@@ -194,6 +198,11 @@ class MemoryNetwork(keras.layers.Layer):
     def call(self, inputs):
         stories, queries = inputs
         self._check_shapes(stories.shape, queries.shape)
+        for arg, x, form in (
+            ("stories", stories, "(batch, memory_size, sentence_length)"),
+            ("queries", queries, "(batch, query_length)"),
+        ):
+            validation.check_token_ids(self.name, arg, x, self.vocab_size, form)
         embeddings = ops.cast(self.embeddings, self.compute_dtype)
         # (hops + 1, batch, memory_size, embed_dim): memory under every E_k.
         memories = self._encode(stories, embeddings)

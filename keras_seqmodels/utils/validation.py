@@ -60,3 +60,61 @@ def check_float_dtype(layer_name, arg_name, dtype):
             f"(embed integer ids first, e.g. with keras.layers.Embedding). "
             f"Received dtype={dtype}"
         )
+
+
+def concrete_value(x):
+    """``x`` as a NumPy array when its values are known now, else ``None``.
+
+    Values are known for NumPy inputs and eager tensors; they are not for
+    symbolic Keras tensors, TensorFlow graph tensors (``tf.function``) and
+    JAX tracers (``jit``, ``grad``, ``vmap``), so checks of values run
+    eagerly and never break tracing.
+    """
+    import numpy as np
+
+    if isinstance(x, (np.ndarray, np.generic, int, float, list, tuple)):
+        return np.asarray(x)
+    if backend.is_keras_tensor(x):
+        return None
+    name = backend.backend()
+    if name == "tensorflow":
+        import tensorflow as tf
+
+        if not tf.executing_eagerly() or tf.is_symbolic_tensor(x):
+            return None
+    elif name == "jax":
+        import jax
+
+        if isinstance(x, jax.core.Tracer):
+            return None
+    elif name == "torch":
+        import torch
+
+        if torch.compiler.is_compiling():
+            return None
+    from keras import ops
+
+    return ops.convert_to_numpy(x)
+
+
+def check_token_ids(layer_name, arg_name, x, vocab_size, form):
+    """``x`` must hold integer token ids in ``[0, vocab_size)``.
+
+    The dtype is checked always; the values when they are concrete
+    (``concrete_value``): out-of-range ids would otherwise embed silently as
+    zero vectors.
+    """
+    dtype = backend.standardize_dtype(x.dtype)
+    expected = f"an integer tensor {form} of token ids in [0, vocab_size={vocab_size})"
+    if "int" not in dtype:
+        raise ValueError(f"{layer_name}: `{arg_name}` must be {expected}. Received dtype={dtype}")
+    values = concrete_value(x)
+    if values is None or values.size == 0:
+        return
+    low, high = int(values.min()), int(values.max())
+    if low < 0 or high >= vocab_size:
+        bad = low if low < 0 else high
+        raise ValueError(
+            f"{layer_name}: `{arg_name}` must be {expected}. "
+            f"Received an id of {bad} (ids range from {low} to {high})"
+        )

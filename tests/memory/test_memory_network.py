@@ -131,6 +131,63 @@ def test_validation():
         layer([np.ones((1, 6, 3), "int32"), np.ones((1, 2), "int32")])
 
 
+def test_float_ids_raise_naming_layer_argument_and_form():
+    stories, queries = inputs()
+    layer = ks.memory.MemoryNetwork(V, D, S, name="memn2n")
+    layer([stories, queries])
+    with pytest.raises(
+        ValueError,
+        match=r"memn2n: `stories` must be an integer tensor \(batch, memory_size, "
+        rf"sentence_length\) of token ids in \[0, vocab_size={V}\)\. Received dtype=float32",
+    ):
+        layer([stories.astype("float32"), queries])
+    with pytest.raises(ValueError, match=r"memn2n: `queries` must be an integer .*float32"):
+        layer([stories, queries.astype("float32")])
+
+
+def test_out_of_range_ids_raise_when_values_are_known():
+    stories, queries = inputs()
+    layer = ks.memory.MemoryNetwork(V, D, S, name="memn2n")
+    layer([stories, queries])
+    too_big = stories.copy()
+    too_big[1, 0, 0] = V
+    with pytest.raises(
+        ValueError,
+        match=rf"memn2n: `stories` .*\[0, vocab_size={V}\)\. "
+        rf"Received an id of {V}",
+    ):
+        layer([too_big, queries])
+    negative = queries.copy()
+    negative[2, 1] = -3
+    with pytest.raises(ValueError, match=r"memn2n: `queries` .*Received an id of -3"):
+        layer([stories, negative])
+    # The largest id is fine.
+    queries[0, 0] = V - 1
+    assert tuple(layer([stories, queries]).shape) == (3, V)
+
+
+def test_id_checks_do_not_break_tracing():
+    stories, queries = inputs(3)
+    layer = ks.memory.MemoryNetwork(V, D, S)
+    eager = ops.convert_to_numpy(layer([stories, queries]))
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        traced = jax.jit(lambda s, q: layer([s, q]))(stories, queries)
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        traced = tf.function(lambda s, q: layer([s, q]))(stories, queries)
+    else:
+        traced = layer([stories, queries])
+    np.testing.assert_allclose(ops.convert_to_numpy(traced), eager, atol=1e-5)
+    s_in = keras.Input((None, stories.shape[-1]), dtype="int32")
+    q_in = keras.Input((queries.shape[-1],), dtype="int32")
+    model = keras.Model([s_in, q_in], layer([s_in, q_in]))
+    np.testing.assert_allclose(model.predict([stories, queries], verbose=0), eager, atol=1e-5)
+
+
 def test_layer_contract():
     stories, queries = inputs(10)
     run_layer_test(
