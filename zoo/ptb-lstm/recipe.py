@@ -149,8 +149,12 @@ def save_streams(data_dir, path, tfds_dir):
 
 def copy_weights(source, target):
     """Copy the trainable weights (not the carried LSTM states) between models."""
+    import keras
+
     for src, dst in zip(source.trainable_variables, target.trainable_variables):
-        dst.assign(src)
+        # A copy, not the same buffer: on JAX, predict donates the model's
+        # buffers, which would delete the source model's weights.
+        dst.assign(keras.ops.convert_to_numpy(src))
 
 
 def reset_states(model):
