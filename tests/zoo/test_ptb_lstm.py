@@ -143,6 +143,55 @@ def test_sampling_is_seeded_and_uses_the_vocabulary(lm):
         generate_commands.sample(model, vocab, "the", 2, temperature=0.0)
 
 
+def _full_prefix_sample(model, vocab, prompt, length, temperature, seed):
+    """The sampler as first written: the whole text through the model at every step."""
+    ids = [vocab.index(w) for w in prompt.split()]
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(length):
+        logits = np.asarray(model(np.array([ids], "int32"), training=False))[0, -1]
+        logits = logits.astype("float64") / temperature
+        p = np.exp(logits - logits.max())
+        ids.append(int(rng.choice(len(p), p=p / p.sum())))
+        out.append(vocab[ids[-1]])
+    return out
+
+
+def test_sampling_carries_the_lstm_states_and_matches_the_full_prefix(lm):
+    """The recipe's model is stepped one word at a time (prompt once, then the
+    LSTM states carried), and gives the words of the full-prefix sampler."""
+    model, vocab, _ = lm
+    decoder = generate_commands.decoder_for(model)
+    assert decoder.incremental
+    prompt, length = "the company said", 12
+    expected_logits = np.asarray(model(np.array([[vocab.index(w) for w in prompt.split()]])))
+    np.testing.assert_allclose(decoder.start([vocab.index(w) for w in prompt.split()]),
+                               expected_logits[0, -1], rtol=1e-5, atol=1e-6)  # fmt: skip
+    for temperature, seed in ((1e-4, 0), (0.8, 3), (1.0, 7)):
+        ours = generate_commands.sample(model, vocab, prompt, length, temperature, seed)
+        assert ours == _full_prefix_sample(model, vocab, prompt, length, temperature, seed)
+    # Linear cost: each word is run through the model once.
+    decoder = generate_commands.decoder_for(model)
+    decoder.start([0, 1, 2])
+    for i in range(5):
+        decoder.step(i)
+    assert decoder.positions == 3 + 5
+
+
+def test_sampling_reruns_the_prefix_for_a_model_that_is_not_a_recurrent_chain(lm):
+    """A causal model with a layer that mixes positions (a causal convolution)
+    cannot be stepped from states; it falls back to the full prefix."""
+    _, vocab, _ = lm
+    keras.utils.set_random_seed(1)
+    ids = keras.Input((None,), dtype="int32")
+    h = keras.layers.Embedding(len(vocab), 8)(ids)
+    h = keras.layers.Conv1D(8, 3, padding="causal")(h)
+    model = keras.Model(ids, keras.layers.Dense(len(vocab))(h))
+    assert not generate_commands.decoder_for(model).incremental
+    ours = generate_commands.sample(model, vocab, "the company", 6, 0.8, 2)
+    assert ours == _full_prefix_sample(model, vocab, "the company", 6, 0.8, 2)
+
+
 # --- The shipped artifact --------------------------------------------------
 
 # The shipped model's perplexity on SENTENCES is MEASURED (zoo/ptb-lstm/card.md);
