@@ -135,6 +135,46 @@ def test_gradients_match_finite_differences_of_reference(key):
         np.testing.assert_allclose(grad, numeric, atol=tol, rtol=tol, err_msg=name)
 
 
+@pytest.mark.skipif(keras.backend.backend() != "jax",
+                    reason="only JAX traces the level loop at each eager call")  # fmt: skip
+def test_eager_calls_of_one_shape_trace_the_level_loop_once():
+    trees = mixed_trees()
+    batch = T.encode(trees, arity=3, max_nodes=N_PAD)
+    x = np.random.default_rng(5).standard_normal(batch["levels"].shape + (3,)).astype(DTYPE)
+    inputs = [x, batch["children"], batch["levels"]]
+    layer = make("TreeLSTM", 4, 3, 3, seed=2)
+    compose, traces = layer.compose, []
+
+    def counting_compose(*args):
+        traces.append(1)  # Python runs it only while tracing the loop body
+        return compose(*args)
+
+    layer.compose = counting_compose
+    first = [ops.convert_to_numpy(t) for t in layer(inputs)]
+    once = len(traces)
+    assert once > 0
+    second = [ops.convert_to_numpy(t) for t in layer(inputs)]
+    assert len(traces) == once  # same shapes: the compiled loop is reused
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+    # New weights, same shapes: no retrace, and the new weights are used.
+    for v in layer.weights:
+        v.assign(np.asarray(v) * 0.5)
+    nodes, root = (ops.convert_to_numpy(t) for t in layer(inputs))
+    assert len(traces) == once
+    w = numpy_weights(layer)
+    _, ref_root = run_reference("TreeLSTM", trees[0], x[0, : len(trees[0])], w, 3)
+    np.testing.assert_allclose(root[0], ref_root, atol=ATOL)
+    # Another shape traces again, once, and is right too.
+    bigger = T.encode(trees[:2], arity=3, max_nodes=2 * N_PAD)
+    xb = x[:2, :1].repeat(2 * N_PAD, axis=1)
+    for _ in range(2):
+        _, root_b = layer([xb, bigger["children"], bigger["levels"]])
+    assert len(traces) == 2 * once
+    _, ref_b = run_reference("TreeLSTM", trees[1], xb[1, : len(trees[1])], w, 3)
+    np.testing.assert_allclose(ops.convert_to_numpy(root_b)[1], ref_b, atol=ATOL)
+
+
 def test_deep_chain_and_wide_batch():
     # A left-branching tree of depth 40 next to many tiny trees.
     nested = "w0"
