@@ -123,8 +123,8 @@ class RecursiveLayer(keras.layers.Layer):
         # layer instead: JAX keeps its compilation per input signature (shapes
         # and dtypes), so repeated calls of one shape reuse it. The weights
         # are arguments, so assigning them later needs no recompilation.
-        fn = getattr(self, "_jitted_level_loop", None)
-        if fn is None:
+        owner, fn = getattr(self, "_jitted_level_loop", (None, None))
+        if owner != id(self):  # none yet, or copied along from another layer
             import jax
 
             def run(weights, x, children, levels):
@@ -132,7 +132,7 @@ class RecursiveLayer(keras.layers.Layer):
                 return outputs
 
             fn = jax.jit(run)
-            self._jitted_level_loop = fn
+            self._jitted_level_loop = (id(self), fn)
         return fn([v.value for v in self.trainable_variables], x, children, levels)
 
     def _level_loop(self, x, children, levels):
