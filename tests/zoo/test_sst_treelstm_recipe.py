@@ -62,3 +62,39 @@ def test_shape_mismatch_is_named(recipe):
     (_, units, cell), weights = random_member(recipe, 4, 3, "treelstm", 4)
     with pytest.raises(ValueError, match="assemble: embedding/embeddings has shape"):
         recipe._model_from_members(WORDS, [((6, units, cell), weights)])
+
+
+def test_siblings_load_by_path_not_by_a_bare_import(recipe, monkeypatch):
+    import sys
+    import types
+
+    # Another zoo's `recipe` module already imported in this process.
+    monkeypatch.setitem(sys.modules, "recipe", types.ModuleType("recipe"))
+    gpu_data = recipe._sibling("gpu_data")
+    assert gpu_data.__name__ == "sst_treelstm_gpu_data"
+    assert gpu_data.recipe.NAME == "sst-treelstm"
+    assert recipe._sibling("train_jax").BUCKETS[-1] >= 100
+
+
+def test_extra_text_reads_conllu_words_and_plain_lines(recipe, tmp_path):
+    conllu = tmp_path / "x.conllu"
+    conllu.write_text(
+        "# text = I don't like it.\n"
+        "1\tI\tI\tPRON\t_\t_\t4\tnsubj\t_\t_\n"
+        "2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        "2\tdo\tdo\tAUX\t_\t_\t4\taux\t_\t_\n"
+        "3\tn't\tnot\tPART\t_\t_\t4\tadvmod\t_\t_\n"
+        "4\tLike\tlike\tVERB\t_\t_\t0\troot\t_\t_\n"
+        "4.1\tit\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        "\n"
+        "1\tBad\tbad\tADJ\t_\t_\t0\troot\t_\t_\n"
+    )
+    plain = tmp_path / "x.txt"
+    plain.write_text("A Good film\nbad\n")
+    gpu_data = recipe._sibling("gpu_data")
+    assert gpu_data.text_sentences(str(conllu)) == [["i", "do", "n't", "like"], ["bad"]]
+    assert gpu_data.text_sentences(str(plain)) == [["a", "good", "film"], ["bad"]]
+    # Only in-vocabulary words reach the skip-gram corpus; -1 ends a sentence.
+    words = ["", "bad", "film", "good"]
+    ids = gpu_data.corpus([], words, str(tmp_path / "missing.txt"), [str(plain)])
+    assert ids.tolist() == [4, 3, -1, 2, -1]

@@ -216,14 +216,25 @@ def root_metrics(model, trees, batch_size=64):
             "trees": len(trees), "binary_trees": int(keep.sum())}
 
 
+def _sibling(name):
+    """This folder's ``name.py``, loaded by path under a name of its own
+    (``sst_treelstm_<name>``), not by a bare import that could return another
+    zoo folder's module of the same name."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"sst_treelstm_{name}",
+                                                  os.path.join(HERE, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def init_skipgram_embeddings(model, words, train_trees, data_dir, args):
     """Start the embedding from skip-gram vectors trained for
     ``--skipgram-s`` seconds on the SST train sentences and the PTB train text
     (``train_jax.skipgram``, in JAX; cached in ``RUN_DIR/skipgram.npy``)."""
-    sys.path.insert(0, HERE)
-    import gpu_data
-    import train_jax
-
+    gpu_data = _sibling("gpu_data")
+    train_jax = _sibling("train_jax")
     path = os.path.join(args.run_dir, "skipgram.npy")
     corpus = gpu_data.corpus(train_trees, words, os.path.join(
         os.path.dirname(data_dir.rstrip("/")), "ptb", "ptb.train.txt"))

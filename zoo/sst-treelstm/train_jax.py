@@ -13,7 +13,9 @@ without labels) so that XLA compiles once per bucket. Stops after
 ``--budget-s`` seconds of wall time; after every epoch it scores dev (root
 fine-grained and binary accuracy) and, when fine-grained improves, saves the
 weights to ``OUT/cfg/best.npz`` (embedding in float16) and the history to
-``OUT/cfg/history.json`` at every epoch.
+``OUT/cfg/history.json`` at every epoch (with ``--snapshots`` also every
+epoch's weights in ``OUT/cfg/eN/``). ``--init`` continues a stored run from its
+weights (the optimiser state starts afresh).
 """
 
 import argparse
@@ -211,8 +213,13 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--limit", type=int, default=0, help="use the first N train trees")
     parser.add_argument("--init", default=None, help="best.npz to start from")
+    parser.add_argument("--snapshots", action="store_true",
+                        help="also save every epoch's weights, dev probabilities and "
+                        "history in OUT/eN/ (candidates for recipe.py assemble)")
     parser.add_argument("--skipgram-s", type=float, default=0.0,
                         help="pre-train the embeddings by skip-gram for this many s")
+    parser.add_argument("--skipgram-lr", type=float, default=2e-3,
+                        help="Adam learning rate of the skip-gram pre-training")
     parser.add_argument("--skipgram-scale", type=float, default=1.0,
                         help="multiply the skip-gram vectors by this")
     args = parser.parse_args(argv)
@@ -249,7 +256,7 @@ def main(argv=None):
     say(f"start {vars(args)} vocab {vocab_size} train {len(train)} dev {len(dev)}")
     if args.skipgram_s > 0 and not args.init:
         vectors = skipgram(data["corpus"], vocab_size, args.embed_dim, args.skipgram_s,
-                           args.seed, say)
+                           args.seed, say, lr=args.skipgram_lr)
         emb = model.get_layer("embedding").embeddings
         init = np.asarray(emb.numpy())
         trained = np.bincount(data["corpus"][data["corpus"] >= 0], minlength=vocab_size) > 0
@@ -276,6 +283,14 @@ def main(argv=None):
         m.update(epoch=epoch, fraction=done / len(plan), loss=float(np.mean(losses)),
                  time_s=round(time.time() - start, 1))
         history["epochs"].append(m)
+        if args.snapshots:
+            snap = os.path.join(args.out, f"e{epoch}")
+            os.makedirs(snap, exist_ok=True)
+            save_weights(model, os.path.join(snap, "best.npz"))
+            np.save(os.path.join(snap, "dev_probs.npy"), dev_probs.astype(np.float32))
+            with open(os.path.join(snap, "history.json"), "w") as f:
+                json.dump({"args": vars(args), "epochs": [m], "best_dev_fine": m["dev_fine"],
+                           "best_epoch": epoch}, f, indent=1)
         if m["dev_fine"] > history["best_dev_fine"]:
             history["best_dev_fine"] = m["dev_fine"]
             history["best_epoch"] = epoch
