@@ -164,6 +164,11 @@ def _ntm():
     return [floats(2, 5, 3)], lambda t: layer(t[0]), [layer]
 
 
+def _probability_average():
+    layer = ks.layers.ProbabilityAverage()
+    return [floats(2, 5), floats(2, 5)], lambda t: layer([t[0], t[1]]), [layer]
+
+
 def _cell(cls):
     def make():
         cell = cls(**CELL_ARGS.get(cls.__name__, dict(units=4)))
@@ -186,6 +191,7 @@ LAYER_EXAMPLES = {
     "TreeLSTM": _tree(ks.layers.TreeLSTM),
     "MemoryNetwork": _memory_network,
     "NTM": _ntm,
+    "ProbabilityAverage": _probability_average,
     "RecurrentEncoder": _recurrent_encoder,
     "AttentionDecoder": _attention_decoder,
     "EncoderDecoder": _encoder_decoder,
