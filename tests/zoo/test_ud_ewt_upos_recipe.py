@@ -73,3 +73,59 @@ def test_score_ids_counts_each_sentence_once_and_unknown_words_apart():
     assert metrics["tokens"] == sum(LENGTHS) and metrics["oov_tokens"] == oov
     assert metrics["upos_accuracy"] == (sum(LENGTHS) - oov) / sum(LENGTHS)
     assert metrics["oov_upos_accuracy"] == 0.0
+
+
+def test_ensemble_of_crf_and_softmax_cores_decodes_the_best_mean_sequence_score():
+    import itertools
+
+    import keras
+
+    tags = ["A", "B", "C", "D"]
+    small = {"word_dim": 6, "char_dim": 4, "char_units": 3, "units": 5}
+    rng = np.random.default_rng(3)
+    members = []
+    for i, use_crf in enumerate([True, False, True]):
+        keras.utils.set_random_seed(i)
+        train, infer = recipe.build_models(
+            [f"w{j}" for j in range(8)], list("abcdef"), tags, use_crf=use_crf, **small
+        )
+        # Emission and transition scores of similar size, so that neither
+        # alone decides the sequence.
+        dense = train.get_layer("potentials")
+        dense.set_weights(
+            [rng.normal(0, 2, w.shape).astype("float32") for w in dense.get_weights()]
+        )
+        if use_crf:
+            crf = train.get_layer("crf")
+            crf.set_weights(
+                [rng.normal(0, 1, w.shape).astype("float32") for w in crf.get_weights()]
+            )
+        members.append((train, infer, {"use_crf": use_crf}))
+    ensemble = recipe.build_ensemble(members, tags)
+    lengths = [4, 2, 3]
+    words = np.zeros((3, 4), np.int32)
+    chars = np.zeros((3, 4, 5), np.int32)
+    for r, n in enumerate(lengths):
+        words[r, :n] = rng.integers(1, 10, n)
+        chars[r, :n] = rng.integers(1, 8, (n, 5))
+    pred = np.asarray(ensemble.predict_on_batch([words, chars]))
+
+    def emissions(model, use_crf):
+        e = np.asarray(keras.Model(model.inputs[:2], model.get_layer("potentials").output)(
+            [words, chars]))  # fmt: skip
+        return e if use_crf else e - np.log(np.exp(e).sum(-1, keepdims=True))
+
+    scores = [(emissions(m, c["use_crf"]), m.get_layer("crf").get_weights() if c["use_crf"]
+               else None) for m, _, c in members]  # fmt: skip
+
+    def sequence_score(e, crf, seq):
+        total = sum(e[t, y] for t, y in enumerate(seq))
+        if crf is None:  # softmax: the sum of log-probabilities
+            return total
+        trans, start, end = crf
+        return total + start[seq[0]] + end[seq[-1]] + sum(trans[a, b] for a, b in zip(seq, seq[1:]))
+
+    for r, n in enumerate(lengths):
+        seqs = list(itertools.product(range(len(tags)), repeat=n))
+        mean = [np.mean([sequence_score(e[r], crf, s) for e, crf in scores]) for s in seqs]
+        assert list(pred[r, :n]) == list(seqs[int(np.argmax(mean))])

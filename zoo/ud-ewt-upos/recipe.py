@@ -544,7 +544,21 @@ def fit(args):
 
 
 def load_core(vocab, weights, fallback_config):
-    """(train, infer, config) of one fit's ``best_weights.npz``."""
+    """(model, infer, config) of one member: a fit's ``best_weights.npz``
+    (its ``history.json`` beside it gives the config) or a saved ``.keras``
+    tagger (its id core; only ``use_crf`` matters for an ensemble)."""
+    if weights.endswith(".keras"):
+        import keras
+
+        import keras_seqmodels  # noqa: F401  (registers the layers)
+
+        serving = keras.saving.load_model(weights, compile=False, safe_mode=True)
+        infer = serving.get_layer("tagger_ids")
+        names = {layer.name for layer in infer.layers}
+        if "potentials" not in names:
+            raise SystemExit(f"{NAME} assemble: {weights} has no 'potentials' layer "
+                             "(an ensemble cannot be a member)")  # fmt: skip
+        return infer, infer, {"use_crf": "crf" in names}
     config = fallback_config
     hist = os.path.join(os.path.dirname(weights), "history.json")
     if os.path.isfile(hist):
@@ -558,40 +572,43 @@ def load_core(vocab, weights, fallback_config):
 def build_ensemble(members, tags):
     """One id model averaging the sequence scores of several trained cores.
 
-    CRF cores: the mean of the emission scores and of the transition scores,
-    decoded by Viterbi, is the argmax of the members' mean sequence score.
-    Softmax cores: the mean log-probabilities, decoded per word.
+    A CRF member scores a tag sequence by its emission scores plus its
+    transition scores; a softmax member by the sum of its per-word
+    log-probabilities (emissions ``log_softmax``, no transitions). The mean
+    of the members' emissions, with the CRF members' transitions summed and
+    divided by the number of members, decoded by Viterbi, is the argmax of
+    the members' mean sequence score (all-softmax: the per-word argmax of
+    the mean log-probabilities).
     """
     import keras
 
     from keras_seqmodels.layers import CRF
 
-    use_crf = {config["use_crf"] for _, _, config in members}
-    if len(use_crf) != 1:
-        raise SystemExit(f"{NAME} assemble: an ensemble needs all-CRF or all-softmax members")
-    use_crf = use_crf.pop()
     word_ids = keras.Input((None,), dtype="int32", name="word_ids")
     char_ids = keras.Input((None, None), dtype="int32", name="char_ids")
     scores = []
-    for i, (train_model, _, _) in enumerate(members):
-        emitter = keras.Model(train_model.inputs[:2], train_model.get_layer("potentials").output,
+    for i, (model, _, config) in enumerate(members):
+        emitter = keras.Model(model.inputs[:2], model.get_layer("potentials").output,
                               name=f"member_{i}")  # fmt: skip
         x = emitter([word_ids, char_ids])
-        if not use_crf:
+        if not config["use_crf"]:
             x = keras.layers.Activation("log_softmax", name=f"log_probs_{i}")(x)
         scores.append(x)
     mean = keras.layers.Average(name="mean_scores")(scores)
+    crf_members = [m for m, _, config in members if config["use_crf"]]
+    use_crf = bool(crf_members)
     crf = CRF(len(tags), trainable=use_crf, name="crf" if use_crf else "argmax")
     out = crf(mean)
     if use_crf:
-        crf.set_weights([np.mean([m[0].get_layer("crf").get_weights()[k] for m in members], 0)
-                         for k in range(3)])  # fmt: skip
+        crf.set_weights([np.sum([m.get_layer("crf").get_weights()[k] for m in crf_members], 0)
+                         / len(members) for k in range(3)])  # fmt: skip
     return keras.Model([word_ids, char_ids], out, name="tagger_ids")
 
 
 def assemble(args):
-    """String model from ``--weights`` (a fit's best_weights.npz, or several
-    comma-separated for an ensemble), on TensorFlow."""
+    """String model from ``--weights`` (a fit's best_weights.npz or a saved
+    ``.keras`` tagger, or several comma-separated for an ensemble of CRF
+    and/or softmax cores), on TensorFlow."""
     import keras
 
     from keras_seqmodels.layers import SentenceVectorizer
@@ -628,7 +645,7 @@ def register(args):
         NAME,
         args.model,
         task="UPOS tagging of whitespace-tokenised English sentences "
-        "(BiLSTM + char-LSTM + CRF)",
+        "(BiLSTM + char-LSTM taggers: CRF and softmax cores, mean sequence score)",
         metrics=json.loads(args.metrics),
         data="UD English EWT r2.16; train 12,544 sentences, model selected on dev, "
         "scored once on test (25,094 syntactic words)",
@@ -654,7 +671,9 @@ def parse(argv):
     parser.add_argument("--work-dir", default=os.path.join(REPO, "runs", NAME, "ids"),
                         help="prepare/fit/assemble: arrays.npz and vocab.json")  # fmt: skip
     parser.add_argument("--out", default=None, help="fit: where weights and history go")
-    parser.add_argument("--weights", default=None, help="assemble: a fit's best_weights.npz")
+    parser.add_argument("--weights", default=None,
+                        help="assemble: a fit's best_weights.npz or a saved .keras tagger; "
+                        "several, comma-separated, make an ensemble")  # fmt: skip
     parser.add_argument("--init-weights", default=None,
                         help="fit: start from this best_weights.npz (its history.json "
                         "beside it gives the config) or from a saved .keras tagger "
