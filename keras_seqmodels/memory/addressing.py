@@ -9,6 +9,7 @@ so neither values nor gradients become NaN.
 """
 
 from keras import ops
+from keras.backend import standardize_dtype
 
 EPSILON = 1e-6
 
@@ -102,11 +103,33 @@ def sharpen(weights, gammas, epsilon=EPSILON):
     return powered / ops.sum(powered, axis=-1, keepdims=True)
 
 
+HALF_DTYPES = ("float16", "bfloat16")
+
+
 def address(memory, previous_weights, keys, strengths, gates, shift_weights, gammas):
-    """The NTM's full addressing: content, interpolation, shift, sharpening."""
+    """The NTM's full addressing: content, interpolation, shift, sharpening.
+
+    Under mixed precision (float16 or bfloat16 inputs) the addressing runs in
+    float32 and the weights are cast back: ``log(w + ε)`` has the derivative
+    ``1 / ε = 10⁶`` at a weight that underflowed to zero, beyond float16's
+    range (65,504), which turned every gradient into NaN.
+    """
+    dtype = standardize_dtype(previous_weights.dtype)
+    args = (memory, previous_weights, keys, strengths, gates, shift_weights, gammas)
+    if dtype in HALF_DTYPES:
+        args = tuple(ops.cast(a, "float32") for a in args)
+    memory, previous_weights, keys, strengths, gates, shift_weights, gammas = args
     content = content_address(memory, keys, strengths)
     gated = interpolate(content, previous_weights, gates)
-    return sharpen(shift(gated, shift_weights), gammas)
+    weights = sharpen(shift(gated, shift_weights), gammas)
+    return ops.cast(weights, dtype) if dtype in HALF_DTYPES else weights
+
+
+def log_weights(weights, epsilon=EPSILON):
+    """``log(w + ε)`` in at least float32 (see ``address`` for why)."""
+    if standardize_dtype(weights.dtype) in HALF_DTYPES:
+        weights = ops.cast(weights, "float32")
+    return ops.log(weights + epsilon)
 
 
 def read(memory, weights):

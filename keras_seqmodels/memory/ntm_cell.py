@@ -325,7 +325,10 @@ class NTMCell(keras.layers.Layer):
             )
         chosen = ops.stop_gradient(chosen)
         hard = addressing.read(memory, chosen)
-        log_p = ops.sum(chosen * ops.log(weights + addressing.EPSILON), axis=-1)
+        log_p = ops.sum(
+            ops.cast(chosen, "float32") * addressing.log_weights(weights), axis=-1
+        )
+        log_p = ops.cast(log_p, weights.dtype)
         surrogate = (log_p - ops.stop_gradient(log_p))[:, :, None]
         return hard + surrogate * ops.stop_gradient(hard - soft)
 
