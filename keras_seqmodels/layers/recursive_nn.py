@@ -2,12 +2,12 @@
 
 import keras
 
-from keras_seqmodels.trees.recursive_layer import RecursiveLayer
+from keras_seqmodels.trees.recursive_layer import LeafInputRecursiveLayer
 from keras_seqmodels.trees.steps import recursive_step
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
-class RecursiveNN(RecursiveLayer):
+class RecursiveNN(LeafInputRecursiveLayer):
     """Recursive neural network: one shared composition over every tree node.
 
     A leaf's vector is its input, h = x; a node with children c_1 .. c_K is
@@ -56,58 +56,5 @@ class RecursiveNN(RecursiveLayer):
         neural networks"; Deep Learning, section 10.6.
     """
 
-    def __init__(
-        self,
-        units,
-        activation="tanh",
-        use_bias=True,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        **kwargs,
-    ):
-        super().__init__(units, **kwargs)
-        self.activation = keras.activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-
-    def build_composition(self, input_dim, arity):
-        if input_dim != self.units:
-            raise ValueError(
-                f"{type(self).__name__}: leaves are their input vectors, so the "
-                f"last dimension of `x` must equal `units` ({self.units}). "
-                f"Received {input_dim}"
-            )
-        self.kernel = self.add_weight(
-            name="kernel",
-            shape=(arity * self.units, self.units),
-            initializer=self.kernel_initializer,
-            regularizer=self.kernel_regularizer,
-        )
-        self.bias = (
-            self.add_weight(
-                name="bias", shape=(self.units,), initializer=self.bias_initializer
-            )
-            if self.use_bias
-            else None
-        )
-
-    def project(self, x):
-        return x
-
-    def compose(self, z, child_states, has_child):
-        p = recursive_step(child_states[0], self.kernel, self.bias, self.activation)
-        is_leaf = keras.ops.logical_not(keras.ops.any(has_child, axis=1))
-        return [keras.ops.where(keras.ops.expand_dims(is_leaf, 1), z, p)]
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "activation": keras.activations.serialize(self.activation),
-            "use_bias": self.use_bias,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
-        }
+    def node_step(self, child_h):
+        return recursive_step(child_h, self.kernel, self.bias, self.activation)

@@ -2,12 +2,12 @@
 
 import keras
 
-from keras_seqmodels.trees.recursive_layer import RecursiveLayer
+from keras_seqmodels.trees.recursive_layer import LeafInputRecursiveLayer
 from keras_seqmodels.trees.steps import rntn_step
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
-class RNTN(RecursiveLayer):
+class RNTN(LeafInputRecursiveLayer):
     """Recursive neural tensor network (RNTN).
 
     A leaf's vector is its input, h = x; with c = [c_1; ...; c_K] the
@@ -62,69 +62,41 @@ class RNTN(RecursiveLayer):
         tensor_regularizer=None,
         **kwargs,
     ):
-        super().__init__(units, **kwargs)
-        self.activation = keras.activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        super().__init__(
+            units,
+            activation=activation,
+            use_bias=use_bias,
+            kernel_initializer=kernel_initializer,
+            bias_initializer=bias_initializer,
+            kernel_regularizer=kernel_regularizer,
+            **kwargs,
+        )
         self.tensor_initializer = (
             None if tensor_initializer is None
             else keras.initializers.get(tensor_initializer)
         )
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
         self.tensor_regularizer = keras.regularizers.get(tensor_regularizer)
 
-    def build_composition(self, input_dim, arity):
-        if input_dim != self.units:
-            raise ValueError(
-                f"{type(self).__name__}: leaves are their input vectors, so the "
-                f"last dimension of `x` must equal `units` ({self.units}). "
-                f"Received {input_dim}"
-            )
-        width = arity * self.units
+    def build_extra_weights(self, width):
         tensor_init = self.tensor_initializer or keras.initializers.RandomUniform(
             -1.0 / width, 1.0 / width
-        )
-        self.kernel = self.add_weight(
-            name="kernel", shape=(width, self.units),
-            initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
         )
         self.tensor_kernel = self.add_weight(
             name="tensor_kernel", shape=(width, width, self.units),
             initializer=tensor_init, regularizer=self.tensor_regularizer,
         )
-        self.bias = (
-            self.add_weight(
-                name="bias", shape=(self.units,), initializer=self.bias_initializer
-            )
-            if self.use_bias
-            else None
-        )
 
-    def project(self, x):
-        return x
-
-    def compose(self, z, child_states, has_child):
-        p = rntn_step(
-            child_states[0], self.kernel, self.tensor_kernel, self.bias,
-            self.activation,
+    def node_step(self, child_h):
+        return rntn_step(
+            child_h, self.kernel, self.tensor_kernel, self.bias, self.activation
         )
-        is_leaf = keras.ops.logical_not(keras.ops.any(has_child, axis=1))
-        return [keras.ops.where(keras.ops.expand_dims(is_leaf, 1), z, p)]
 
     def get_config(self):
-        init = keras.initializers.serialize
-        reg = keras.regularizers.serialize
         return {
             **super().get_config(),
-            "activation": keras.activations.serialize(self.activation),
-            "use_bias": self.use_bias,
-            "kernel_initializer": init(self.kernel_initializer),
             "tensor_initializer": (
                 None if self.tensor_initializer is None
-                else init(self.tensor_initializer)
+                else keras.initializers.serialize(self.tensor_initializer)
             ),
-            "bias_initializer": init(self.bias_initializer),
-            "kernel_regularizer": reg(self.kernel_regularizer),
-            "tensor_regularizer": reg(self.tensor_regularizer),
+            "tensor_regularizer": keras.regularizers.serialize(self.tensor_regularizer),
         }

@@ -202,6 +202,84 @@ class RecursiveLayer(keras.layers.Layer):
         return {**super().get_config(), "units": self.units}
 
 
+class LeafInputRecursiveLayer(RecursiveLayer):
+    """Base of the recursive layers whose leaves are their input vectors.
+
+    A leaf is h = x (so the input features must equal ``units``); a node
+    with children is p = f(a(c) + b), c = [c_1; ...; c_K] the children's
+    vectors (zeros for absent ones), for a pre-activation ``a`` defined by
+    the subclass. Holds what ``RecursiveNN`` and ``RNTN`` share: the
+    arguments ``activation``, ``use_bias``, ``kernel_initializer``,
+    ``bias_initializer`` and ``kernel_regularizer``, the weights ``kernel``
+    ``W`` ``(K units, units)`` and ``bias`` ``b``, and the leaf selection.
+
+    Subclasses define ``node_step(child_h)`` (p of every node of a window
+    from its children's ``(C, K, units)``) and may add weights, created
+    between ``kernel`` and ``bias``, in ``build_extra_weights(width)``.
+    """
+
+    def __init__(
+        self,
+        units,
+        activation="tanh",
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        **kwargs,
+    ):
+        super().__init__(units, **kwargs)
+        self.activation = keras.activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+
+    def build_composition(self, input_dim, arity):
+        if input_dim != self.units:
+            raise ValueError(
+                f"{type(self).__name__}: leaves are their input vectors, so the "
+                f"last dimension of `x` must equal `units` ({self.units}). "
+                f"Received {input_dim}"
+            )
+        width = arity * self.units
+        self.kernel = self.add_weight(
+            name="kernel", shape=(width, self.units),
+            initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+        )
+        # Weights are saved in creation order: extra ones stay between
+        # kernel and bias.
+        self.build_extra_weights(width)
+        self.bias = (
+            self.add_weight(
+                name="bias", shape=(self.units,), initializer=self.bias_initializer
+            )
+            if self.use_bias
+            else None
+        )
+
+    def build_extra_weights(self, width):
+        """Create the subclass' own weights (``width`` is ``K units``)."""
+
+    def project(self, x):
+        return x
+
+    def compose(self, z, child_states, has_child):
+        p = self.node_step(child_states[0])
+        is_leaf = ops.logical_not(ops.any(has_child, axis=1))
+        return [ops.where(ops.expand_dims(is_leaf, 1), z, p)]
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "activation": keras.activations.serialize(self.activation),
+            "use_bias": self.use_bias,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+            "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
+        }
+
+
 def _check_concrete_trees(name, children, levels):
     """Check the trees' structure when the values are at hand (eager calls).
 
