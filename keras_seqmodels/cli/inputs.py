@@ -1,4 +1,5 @@
-"""Where a command's input lines come from: arguments, --file or stdin."""
+"""Where a command's input lines come from (arguments, --file or stdin) and
+where its output lines go (--output or stdout)."""
 
 import os
 import sys
@@ -33,3 +34,22 @@ def read_lines(texts, path, example):
     if sys.stdin.isatty():
         raise UserError(f"give {example}, --file FILE, or lines on standard input")
     return sys.stdin.read().splitlines(), False
+
+
+def write_lines(lines, path=None):
+    """Write ``lines``, one per line, to the ``--output`` file or stdout.
+
+    Args:
+        lines: the output strings, in input order.
+        path: the ``--output`` value (UTF-8), or None for standard output.
+
+    Example:
+        >>> write_lines(["Ein Mann fährt Fahrrad."])
+        Ein Mann fährt Fahrrad.
+    """
+    text = "\n".join(lines) + "\n"
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)

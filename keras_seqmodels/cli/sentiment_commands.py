@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-from keras_seqmodels.cli.inputs import read_lines
+from keras_seqmodels.cli.inputs import read_lines, write_lines
 
 DEFAULT_MODEL = "sst-treelstm"
 SST_LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
@@ -181,12 +181,7 @@ def _sentiment(args):
         if args.probabilities:
             label += "\t" + " ".join(f"{v:.3f}" for v in p)
         out[row] = label
-    text = "\n".join(out) + "\n"
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    write_lines(out, args.output)
     return 0
 
 

@@ -3,7 +3,7 @@
 import os
 import sys
 
-from keras_seqmodels.cli.inputs import read_lines
+from keras_seqmodels.cli.inputs import read_lines, write_lines
 
 
 def load_tagger(model_name="ud-ewt-upos", model_path=None):
@@ -62,12 +62,7 @@ def _run(args):
             out[i] = " ".join(f"{w}/{t}" for w, t in pairs)
         if progress is not None:
             progress(len(rows))
-    text = "\n".join(out) + "\n"
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    write_lines(out, args.output)
 
 
 def register(subparsers):

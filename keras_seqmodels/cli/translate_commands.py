@@ -11,7 +11,7 @@ order. With ``--file`` a progress bar goes to standard error.
 import sys
 import time
 
-from keras_seqmodels.cli.inputs import read_lines
+from keras_seqmodels.cli.inputs import read_lines, write_lines
 
 DEFAULT_MODEL = "multi30k-en-de"
 
@@ -68,12 +68,7 @@ def _translate(args):
     model = zoo.load(args.model)
     progress = _Progress(len(lines)) if show_progress and not args.quiet else None
     out = translate_lines(model, lines, args.beam, args.batch_size, progress)
-    text = "\n".join(out) + "\n"
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    write_lines(out, args.output)
     return 0
 
 
