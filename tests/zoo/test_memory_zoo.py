@@ -89,6 +89,33 @@ def test_babi_memn2n_averages_the_probabilities_of_its_memory_networks():
     )
 
 
+def test_babi_assembled_model_is_saved_only_when_its_valid_error_matches(tmp_path):
+    recipe = load_recipe("babi-memn2n")
+    with open(os.path.join(REPO, "zoo", "babi-memn2n", "vocab.json")) as f:
+        import json
+
+        vocabulary = json.load(f)["vocabulary"]
+    rng = np.random.default_rng(0)
+    weights = [
+        rng.normal(0, 0.1, (4, len(vocabulary), 8)).astype("float32"),
+        rng.normal(0, 0.1, (4, 50, 8)).astype("float32"),
+        np.asarray(1.0, "float32"),
+    ]
+    model = recipe.build_ensemble(len(vocabulary), [weights])
+    x = recipe.arrays(recipe.load_split(SAMPLE, "test"), vocabulary)
+    error = float(np.mean(list(recipe.per_task_errors(model, *x).values())))
+    with pytest.raises(RuntimeError, match="differs from the record 0.00%"):
+        recipe.check_and_save(
+            model, x, 0.0, 0.1, str(tmp_path / "bad"), vocabulary, "probe", "the record"
+        )
+    assert not os.path.exists(tmp_path / "bad")
+    mean, _ = recipe.check_and_save(
+        model, x, error, 0.1, str(tmp_path / "ok"), vocabulary, "probe", "the record"
+    )
+    assert mean == pytest.approx(error)
+    assert sorted(os.listdir(tmp_path / "ok")) == ["best.keras", "vocab.json"]
+
+
 def test_babi_greedy_selection_adds_the_member_that_fixes_the_errors():
     recipe = load_recipe("babi-memn2n")
     answers = np.array([0, 0, 0, 0, 1, 1, 1, 1])

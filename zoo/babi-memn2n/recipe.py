@@ -458,31 +458,27 @@ def assemble(args):
         )
     error, folder, index, seed = candidates[0]
     model = build_ensemble(len(vocabulary), [member_weights(folder, index)])
-    errors = per_task_errors(model, *x_valid)
-    mean = float(np.mean(list(errors.values())))
-    print(f"selected {folder} seed {seed}: valid mean error {mean:.2f}% (run: {error:.2f}%)")
-    if abs(mean - error) > 0.3:
-        raise RuntimeError(
-            f"recipe {NAME} assemble: valid error {mean:.2f}% differs from the run's "
-            f"record {error:.2f}%: the weights did not load as trained"
-        )
-    os.makedirs(args.out_dir, exist_ok=True)
-    model.save(os.path.join(args.out_dir, "best.keras"))
-    with open(os.path.join(args.out_dir, "vocab.json"), "w") as f:
-        json.dump({"vocabulary": vocabulary}, f)
-    with open(os.path.join(args.out_dir, "selection.json"), "w") as f:
-        json.dump(
-            {
-                "selected": {"folder": folder, "seed": seed, "valid_mean_error": mean},
-                "valid_error_per_task": errors,
-                "candidates": [
-                    {"valid_mean_error": round(e, 3), "folder": fo, "seed": s}
-                    for e, fo, _, s in candidates
-                ],
-            },
-            f,
-            indent=1,
-        )
+    mean, errors = check_and_save(
+        model,
+        x_valid,
+        error,
+        0.3,
+        args.out_dir,
+        vocabulary,
+        f"selected {folder} seed {seed}",
+        "the run's record (assemble): the weights did not load as trained",
+    )
+    write_selection(
+        args.out_dir,
+        {
+            "selected": {"folder": folder, "seed": seed, "valid_mean_error": mean},
+            "valid_error_per_task": errors,
+            "candidates": [
+                {"valid_mean_error": round(e, 3), "folder": fo, "seed": s}
+                for e, fo, _, s in candidates
+            ],
+        },
+    )
     print(f"valid errors of all seeds: {[round(c[0], 2) for c in candidates]}")
     return 0
 
@@ -534,44 +530,60 @@ def ensemble(args):
         print(f"top-{k} by single valid error: valid mean error {float(e):.2f}%")
     members = [member_weights(candidates[c][1], candidates[c][2]) for c in chosen]
     model = build_ensemble(len(vocabulary), members)
+    mean, errors = check_and_save(
+        model,
+        x_valid,
+        selected_error,
+        0.1,
+        args.out_dir,
+        vocabulary,
+        f"ensemble of {len(chosen)}",
+        "the selection's (ensemble)",
+    )
+    write_selection(
+        args.out_dir,
+        {
+            "procedure": "greedy forward selection on valid, without replacement, "
+            f"at most {args.ensemble} members",
+            "members": [
+                {
+                    "folder": candidates[c][1],
+                    "seed": candidates[c][3],
+                    "single_valid_mean_error": round(float(singles[c]), 3),
+                }
+                for c in chosen
+            ],
+            "valid_mean_error": mean,
+            "valid_nll": selected_nll,
+            "valid_error_per_task": errors,
+            "greedy_history": [{"error": e, "nll": n} for e, n in history],
+            "best_single_valid_mean_error": float(singles.min()),
+        },
+    )
+    return 0
+
+
+def check_and_save(model, x_valid, expected, tolerance, out_dir, vocabulary, what, against):
+    """Valid errors of an assembled ``model``; saves it (with the vocabulary)
+    only if its mean matches ``expected`` within ``tolerance`` points."""
     errors = per_task_errors(model, *x_valid)
     mean = float(np.mean(list(errors.values())))
-    print(
-        f"ensemble of {len(chosen)}: valid mean error {mean:.2f}% "
-        f"(selection: {selected_error:.2f}%)"
-    )
-    if abs(mean - selected_error) > 0.1:
+    print(f"{what}: valid mean error {mean:.2f}% (expected: {expected:.2f}%)")
+    if abs(mean - expected) > tolerance:
         raise RuntimeError(
-            f"recipe {NAME} ensemble: the assembled model's valid error {mean:.2f}% "
-            f"differs from the selection's {selected_error:.2f}%"
+            f"recipe {NAME}: the assembled model's valid error {mean:.2f}% differs from "
+            f"{against} {expected:.2f}%"
         )
-    os.makedirs(args.out_dir, exist_ok=True)
-    model.save(os.path.join(args.out_dir, "best.keras"))
-    with open(os.path.join(args.out_dir, "vocab.json"), "w") as f:
+    os.makedirs(out_dir, exist_ok=True)
+    model.save(os.path.join(out_dir, "best.keras"))
+    with open(os.path.join(out_dir, "vocab.json"), "w") as f:
         json.dump({"vocabulary": vocabulary}, f)
-    with open(os.path.join(args.out_dir, "selection.json"), "w") as f:
-        json.dump(
-            {
-                "procedure": "greedy forward selection on valid, without replacement, "
-                f"at most {args.ensemble} members",
-                "members": [
-                    {
-                        "folder": candidates[c][1],
-                        "seed": candidates[c][3],
-                        "single_valid_mean_error": round(float(singles[c]), 3),
-                    }
-                    for c in chosen
-                ],
-                "valid_mean_error": mean,
-                "valid_nll": selected_nll,
-                "valid_error_per_task": errors,
-                "greedy_history": [{"error": e, "nll": n} for e, n in history],
-                "best_single_valid_mean_error": float(singles.min()),
-            },
-            f,
-            indent=1,
-        )
-    return 0
+    return mean, errors
+
+
+def write_selection(out_dir, record):
+    with open(os.path.join(out_dir, "selection.json"), "w") as f:
+        json.dump(record, f, indent=1)
 
 
 def sample_error(model, vocabulary, sample_dir=None):
