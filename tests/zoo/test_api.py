@@ -138,14 +138,16 @@ def test_concurrent_registers_keep_both_entries(tmp_path):
         )
         for tag in ("a", "b")
     ]
-    deadline = time.monotonic() + 50
+    # Generous: each process imports Keras and its backend first, which takes
+    # over a minute on a loaded 2-core machine; the race itself starts at "go".
+    deadline = time.monotonic() + 300
     while not all((tmp_path / f"ready-{tag}").exists() for tag in ("a", "b")):
         assert all(p.poll() is None for p in procs), [p.communicate()[1][-2000:] for p in procs]
         assert time.monotonic() < deadline, "registering processes did not start"
         time.sleep(0.05)
     (tmp_path / "go").touch()
     for p in procs:
-        _, err = p.communicate(timeout=50)
+        _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err[-2000:]
     index = json.loads((tmp_path / "index.json").read_text())
     assert sorted(index) == ["a-0", "a-1", "b-0", "b-1", "old"]
