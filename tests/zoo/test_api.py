@@ -118,7 +118,10 @@ def slow_load(f):
     return value
 json.load = slow_load
 open(os.path.join(root, "ready-" + tag), "w").close()
+deadline = time.monotonic() + 600
 while not os.path.exists(os.path.join(root, "go")):
+    if time.monotonic() > deadline:
+        sys.exit("no 'go' file within 600 s")
     time.sleep(0.01)
 for i in range(2):
     registry.register_model(f"{tag}-{i}", os.path.join(root, "model.bin"), task=tag,
@@ -138,17 +141,23 @@ def test_concurrent_registers_keep_both_entries(tmp_path):
         )
         for tag in ("a", "b")
     ]
-    # Generous: each process imports Keras and its backend first, which takes
-    # over a minute on a loaded 2-core machine; the race itself starts at "go".
-    deadline = time.monotonic() + 300
-    while not all((tmp_path / f"ready-{tag}").exists() for tag in ("a", "b")):
-        assert all(p.poll() is None for p in procs), [p.communicate()[1][-2000:] for p in procs]
-        assert time.monotonic() < deadline, "registering processes did not start"
-        time.sleep(0.05)
-    (tmp_path / "go").touch()
-    for p in procs:
-        _, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err[-2000:]
+    try:
+        # Generous: each process imports Keras and its backend first, which
+        # takes over a minute on a loaded 2-core machine; the race starts at "go".
+        deadline = time.monotonic() + 300
+        while not all((tmp_path / f"ready-{tag}").exists() for tag in ("a", "b")):
+            assert all(p.poll() is None for p in procs), [p.communicate()[1][-2000:] for p in procs]
+            assert time.monotonic() < deadline, "registering processes did not start"
+            time.sleep(0.05)
+        (tmp_path / "go").touch()
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err[-2000:]
+    finally:
+        for p in procs:  # a failed wait leaves no process behind
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
     index = json.loads((tmp_path / "index.json").read_text())
     assert sorted(index) == ["a-0", "a-1", "b-0", "b-1", "old"]
     assert index["b-1"]["metrics"] == {"i": 1}
