@@ -1,0 +1,1 @@
+"""The zoo model ``babi-memn2n``: its task class and recipe hooks."""

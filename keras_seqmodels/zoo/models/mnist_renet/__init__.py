@@ -1,0 +1,1 @@
+"""The zoo model ``mnist-renet``: its task class and recipe hooks."""

@@ -1,0 +1,1 @@
+"""The zoo model ``ntm-copy``: its task class and recipe hooks."""

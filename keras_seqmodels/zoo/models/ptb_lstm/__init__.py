@@ -1,0 +1,1 @@
+"""The zoo model ``ptb-lstm``: its task class and recipe hooks."""

@@ -1,0 +1,1 @@
+"""The zoo model ``sst-treelstm``: its task class and recipe hooks."""

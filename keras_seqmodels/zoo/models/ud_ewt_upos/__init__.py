@@ -1,0 +1,1 @@
+"""The zoo model ``ud-ewt-upos``: its task class and recipe hooks."""
