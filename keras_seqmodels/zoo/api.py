@@ -1,21 +1,43 @@
-"""Loading API of the zoo: list, describe and load shipped models.
+"""Loading API of the zoo: list, describe, find and load the trained models.
 
-Artifacts are Keras ``.keras`` files shipped as package data under
-``keras_seqmodels/zoo/artifacts/``; ``index.json`` beside this file records,
-for each model, its artifact's SHA-256 (checked before every load), its task,
-its test metrics and the command that measured them.
+``index.json`` beside this file (part of the package, a few kB) records each
+model's artifact and assets with their SHA-256, its task, data and data
+license, metrics, intended use and known limits. The artifacts themselves
+(tens of MB) are not in the Python package; each lives in the source tree's
+``zoo/<name>/`` beside its card. ``artifact_path`` / ``load`` find a model's
+file, first hit wins:
+
+1. in the folder named by the environment variable ``KERAS_SEQMODELS_ZOO_DIR``
+   (laid out as the source tree's ``zoo/``: ``<dir>/<name>/<file>``);
+2. in the source checkout's ``zoo/`` (an editable install, ``pip install -e .``);
+3. in the download cache (``KERAS_SEQMODELS_CACHE_DIR``, default
+   ``~/.cache/keras_seqmodels``), downloaded there once from the mirror
+   ``KERAS_SEQMODELS_ZOO_URL`` (``<url>/<name>/<file>``, e.g.
+   ``https://...``  or ``file:///srv/zoo``) by ``keras.utils.get_file`` with
+   the SHA-256 check.
+
+Whatever the source, ``load`` reads the file once, checks the SHA-256 of the
+bytes it read, and builds the model from those same bytes (a private copy),
+in Keras safe mode.
+
+Listing and describing (``list_models``, ``info``) import neither Keras nor
+TensorFlow.
 """
 
 import hashlib
+import io
 import json
 import os
+import tempfile
 import zipfile
-
-import keras
 
 ZOO_DIR = os.path.dirname(os.path.abspath(__file__))
 INDEX_PATH = os.path.join(ZOO_DIR, "index.json")
-ARTIFACT_DIR = os.path.join(ZOO_DIR, "artifacts")
+# The source tree's zoo/ (exists in a checkout, i.e. an editable install).
+CHECKOUT_ZOO_DIR = os.path.join(os.path.dirname(os.path.dirname(ZOO_DIR)), "zoo")
+ENV_DIR = "KERAS_SEQMODELS_ZOO_DIR"
+ENV_URL = "KERAS_SEQMODELS_ZOO_URL"
+ENV_CACHE = "KERAS_SEQMODELS_CACHE_DIR"
 
 
 class ArtifactError(ValueError):
@@ -56,12 +78,13 @@ def info(name):
         name: a name from ``list_models()``.
 
     Returns:
-        A dict with ``name``, ``task``, ``data`` (data set and split),
-        ``metrics`` (test-set figures), ``command`` (the one that measured
-        them), ``card`` (path of the card in a checkout), ``artifact``,
-        ``sha256``, ``size_bytes``, ``assets`` (files shipped beside the
-        model, e.g. a vocabulary) and any recipe-specific fields (training
-        time, machine).
+        A dict with ``name``, ``task``, ``domain``, ``data`` (data set and
+        split), ``license`` (of the training data), ``metrics`` (test-set
+        figures), ``intended_use``, ``limits`` (known limits), ``command``
+        (the one that measured the metrics), ``card`` (path of the card in
+        the source tree), ``artifact``, ``sha256``, ``size_bytes``,
+        ``assets`` (files beside the model, e.g. a vocabulary) and any
+        recipe-specific fields (training time, machine).
 
     Raises:
         KeyError: unknown name (the message lists the known models).
@@ -77,9 +100,58 @@ def info(name):
     return entry
 
 
+def cache_dir():
+    """The download cache: ``$KERAS_SEQMODELS_CACHE_DIR`` or ``~/.cache/keras_seqmodels``."""
+    return os.environ.get(ENV_CACHE) or os.path.join(
+        os.path.expanduser("~"), ".cache", "keras_seqmodels"
+    )
+
+
+def search_dirs():
+    """The local folders searched for artifacts, in order (see the module doc).
+
+    Returns:
+        A list of existing folders laid out as ``<folder>/<name>/<file>``.
+    """
+    dirs = [os.environ.get(ENV_DIR), CHECKOUT_ZOO_DIR, cache_dir()]
+    return [d for d in dirs if d and os.path.isdir(d)]
+
+
+def _locate(name, filename, sha256):
+    """Path of ``<name>/<filename>``: a local copy, else downloaded into the cache."""
+    for root in search_dirs():
+        path = os.path.join(root, name, filename)
+        if os.path.isfile(path):
+            return path
+    base = os.environ.get(ENV_URL)
+    where = ", ".join(os.path.join(d, name) for d in search_dirs()) or "(no folder)"
+    if not base:
+        raise ArtifactError(
+            f"keras_seqmodels.zoo: {filename} of {name!r} not found (looked in {where}). "
+            f"Run from a source checkout, set {ENV_DIR} to a folder holding "
+            f"{name}/{filename}, or set {ENV_URL} to a mirror to download it from."
+        )
+    import keras
+
+    origin = f"{base.rstrip('/')}/{name}/{filename}"
+    try:
+        return keras.utils.get_file(
+            fname=filename,
+            origin=origin,
+            file_hash=sha256,
+            hash_algorithm="sha256",
+            cache_dir=cache_dir(),
+            cache_subdir=name,
+        )
+    except Exception as err:  # a failed or corrupt download: name what and where
+        raise ArtifactError(
+            f"keras_seqmodels.zoo: {filename} of {name!r} not found locally ({where}) and "
+            f"could not be downloaded from {origin}: {err}"
+        ) from err
+
+
 def artifact_path(name):
-    """Path of a model's artifact inside the installed package (not checked;
-    ``load`` checks it).
+    """Path of a model's artifact (found or downloaded; not checked, ``load`` checks it).
 
     Args:
         name: a name from ``list_models()``.
@@ -87,17 +159,83 @@ def artifact_path(name):
     Returns:
         The absolute path of the ``.keras`` file.
 
+    Raises:
+        KeyError: unknown name.
+        ArtifactError: not found and no mirror to download it from.
+
     Example:
 
     >>> import os
     >>> os.path.basename(artifact_path("mnist-renet"))
     'mnist-renet.keras'
     """
-    return os.path.join(ARTIFACT_DIR, _entry(name)["artifact"])
+    entry = _entry(name)
+    return _locate(name, entry["artifact"], entry["sha256"])
+
+
+def read_verified(path, expected_sha256, what):
+    """The bytes of ``path``, read once, after checking their SHA-256.
+
+    The caller uses the returned bytes, never the path again, so a file
+    replaced after this read cannot be used unchecked.
+
+    Raises:
+        ArtifactError: missing file or checksum mismatch (``what`` names it).
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise ArtifactError(f"keras_seqmodels.zoo: {what} not found at {path}") from None
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected_sha256:
+        raise ArtifactError(
+            f"keras_seqmodels.zoo: refusing {what}: the SHA-256 of {path} is {actual}, "
+            f"but the zoo index records {expected_sha256}. The file was modified or "
+            "corrupted; restore it (git checkout, or delete it from the download cache)."
+        )
+    return data
+
+
+def _asset(name, key):
+    assets = _entry(name).get("assets", {})
+    if key not in assets:
+        known = ", ".join(sorted(assets)) or "(none)"
+        raise KeyError(
+            f"keras_seqmodels.zoo: model {name!r} has no asset {key!r}. Its assets: {known}"
+        )
+    return assets[key]
+
+
+def read_asset(name, key):
+    """The checked bytes of a file shipped beside a model (e.g. ``"vocabulary"``).
+
+    Args:
+        name: a name from ``list_models()``.
+        key: the asset's key in ``info(name)["assets"]``.
+
+    Returns:
+        ``bytes``, whose SHA-256 was checked against the index.
+
+    Raises:
+        KeyError: unknown model or asset (the message lists the known ones).
+        ArtifactError: missing or modified file.
+
+    Example:
+
+    >>> import json
+    >>> len(json.loads(read_asset("babi-memn2n", "vocab"))["vocabulary"]) > 100
+    True
+    """
+    asset = _asset(name, key)
+    path = _locate(name, asset["file"], asset["sha256"])
+    return read_verified(path, asset["sha256"], f"asset {key!r} of {name!r}")
 
 
 def asset_path(name, key):
     """Path of a file shipped beside a model (e.g. ``"vocabulary"``), checked.
+
+    Prefer ``read_asset``, which returns the checked bytes themselves.
 
     Args:
         name: a name from ``list_models()``.
@@ -114,23 +252,11 @@ def asset_path(name, key):
 
     >>> import os
     >>> os.path.basename(asset_path("babi-memn2n", "vocab"))
-    'babi-memn2n.vocab.json'
+    'vocab.json'
     """
-    assets = _entry(name).get("assets", {})
-    if key not in assets:
-        known = ", ".join(sorted(assets)) or "(none)"
-        raise KeyError(
-            f"keras_seqmodels.zoo: model {name!r} has no asset {key!r}. Its assets: {known}"
-        )
-    path = os.path.join(ARTIFACT_DIR, assets[key]["file"])
-    if not os.path.isfile(path):
-        raise ArtifactError(f"keras_seqmodels.zoo: asset {key!r} of {name!r} not found at {path}")
-    actual = sha256_of(path)
-    if actual != assets[key]["sha256"]:
-        raise ArtifactError(
-            f"keras_seqmodels.zoo: refusing asset {key!r} of {name!r}: the SHA-256 of "
-            f"{path} is {actual}, but the zoo index records {assets[key]['sha256']}."
-        )
+    asset = _asset(name, key)
+    path = _locate(name, asset["file"], asset["sha256"])
+    read_verified(path, asset["sha256"], f"asset {key!r} of {name!r}")
     return path
 
 
@@ -151,8 +277,7 @@ def recipe_path(name):
     >>> recipe_path("mnist-renet").endswith("recipe.py")
     True
     """
-    root = os.path.dirname(os.path.dirname(ZOO_DIR))
-    path = os.path.join(root, "zoo", name, "recipe.py")
+    path = os.path.join(CHECKOUT_ZOO_DIR, name, "recipe.py")
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"keras_seqmodels.zoo: the recipe of {name!r} is in the source "
@@ -170,27 +295,44 @@ def sha256_of(path):
 
 
 def verify_artifact(path, expected_sha256, name="model"):
-    """Check an artifact exists, matches its checksum and is a readable zip."""
-    if not os.path.isfile(path):
-        raise ArtifactError(f"keras_seqmodels.zoo: artifact of {name!r} not found at {path}")
-    actual = sha256_of(path)
-    if actual != expected_sha256:
-        raise ArtifactError(
-            f"keras_seqmodels.zoo: refusing to load {name!r}: the SHA-256 of "
-            f"{path} is {actual}, but the zoo index records {expected_sha256}. "
-            "The file was modified or corrupted; reinstall the package."
-        )
-    if not zipfile.is_zipfile(path):
+    """Check an artifact exists, matches its checksum and is a readable zip.
+
+    Returns:
+        The file's bytes (read once; load from these, not from ``path``).
+    """
+    data = read_verified(path, expected_sha256, f"to load {name!r}")
+    if not zipfile.is_zipfile(io.BytesIO(data)):
         raise ArtifactError(
             f"keras_seqmodels.zoo: {path} is not a valid .keras archive (truncated or corrupt)."
         )
+    return data
 
 
-def load(name, compile=False):
-    """Load a zoo model, after checking its artifact's SHA-256.
+def load_keras_bytes(data, compile=False):
+    """A Keras model from the bytes of a ``.keras`` file, in safe mode.
+
+    The bytes go to a private copy (a fresh directory of mode 0700, the file
+    0600) that Keras loads and that is deleted at once, so nothing else can
+    swap the file between the caller's check and the load.
+    """
+    import keras
+
+    import keras_seqmodels  # noqa: F401  (registers the package's classes)
+
+    with tempfile.TemporaryDirectory(prefix="keras_seqmodels-zoo-") as private:
+        path = os.path.join(private, "model.keras")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return keras.saving.load_model(path, compile=compile, safe_mode=True)
+
+
+def load_model(name, compile=False):
+    """The Keras model of a zoo entry, loaded from the bytes whose SHA-256 was checked.
 
     Loading uses Keras safe mode, so an artifact cannot run arbitrary Python
-    (e.g. from a ``Lambda`` layer).
+    (e.g. from a ``Lambda`` layer). Most users want ``load`` (a task object
+    whose ``.model`` is this).
 
     Args:
         name: a name from ``list_models()``.
@@ -205,18 +347,42 @@ def load(name, compile=False):
 
     Example:
 
-    >>> model = load("mnist-renet")
-    >>> model.output_shape
+    >>> load_model("mnist-renet").output_shape
     (None, 10)
     """
-    entry = _entry(name)
-    path = os.path.join(ARTIFACT_DIR, entry["artifact"])
-    verify_artifact(path, entry["sha256"], name)
-    import keras_seqmodels  # noqa: F401  (registers the package's classes)
-
+    path = artifact_path(name)
+    data = verify_artifact(path, _entry(name)["sha256"], name)
     try:
-        return keras.saving.load_model(path, compile=compile, safe_mode=True)
+        return load_keras_bytes(data, compile=compile)
     except Exception as err:  # re-raised with the model's name
         raise ArtifactError(
             f"keras_seqmodels.zoo: could not load {name!r} from {path}: {err}"
         ) from err
+
+
+def load(name):
+    """A zoo model as a task: raw inputs in, plain Python answers out.
+
+    Args:
+        name: a name from ``list_models()``.
+
+    Returns:
+        A ``keras_seqmodels.zoo.task.Task`` (the model's own subclass, from
+        ``keras_seqmodels.zoo.models.<name with underscores>.task``; the
+        generic ``Task`` for a model without one) with ``.predict(inputs)``,
+        ``.model`` (the ``keras.Model``, SHA-256 checked, safe mode),
+        ``.export(directory)`` and ``.info``.
+
+    Raises:
+        KeyError: unknown name (the message lists the known models).
+        ArtifactError: missing, modified or corrupt artifact.
+
+    Example:
+
+    >>> load("mnist-renet").predict([[[0] * 28] * 28])[0] in range(10)
+    True
+    """
+    from keras_seqmodels.zoo.task import task_class
+
+    _entry(name)
+    return task_class(name)(name)

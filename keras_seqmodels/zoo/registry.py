@@ -1,4 +1,9 @@
-"""Adding a trained model to the zoo (used by the recipes)."""
+"""Adding a trained model to the zoo (used by the recipes).
+
+The artifact and its assets are copied into ``<zoo dir>/<name>/`` (the source
+tree's ``zoo/``, or ``$KERAS_SEQMODELS_ZOO_DIR`` when set); the package's
+``index.json`` records their SHA-256.
+"""
 
 import contextlib
 import json
@@ -7,7 +12,7 @@ import shutil
 import tempfile
 import time
 
-from keras_seqmodels.zoo.api import ARTIFACT_DIR, INDEX_PATH, sha256_of
+from keras_seqmodels.zoo.api import CHECKOUT_ZOO_DIR, ENV_DIR, INDEX_PATH, sha256_of
 
 try:
     import fcntl
@@ -15,6 +20,13 @@ except ImportError:  # not POSIX
     fcntl = None
 
 LOCK_TIMEOUT_S = 120.0
+# Fields of a model card that a new registration keeps unless it gives them.
+CARD_FIELDS = ("domain", "license", "intended_use", "limits")
+
+
+def target_dir(name):
+    """The folder ``register_model`` writes ``name``'s files into."""
+    return os.path.join(os.environ.get(ENV_DIR) or CHECKOUT_ZOO_DIR, name)
 
 
 def _atomic_write_text(path, text):
@@ -91,7 +103,7 @@ def index_lock(index_path, timeout=None):
 
 
 def register_model(name, artifact, task, metrics, data, command, card, extra=None, assets=None):
-    """Copy ``artifact`` into the package and record it in the zoo index.
+    """Copy ``artifact`` into ``zoo/<name>/`` and record it in the zoo index.
 
     The copy and the index update are atomic (write to a temporary file, then
     rename), so a killed run never leaves a half-written artifact in place, and
@@ -108,13 +120,17 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
         card: path of the card, relative to the repository root.
         extra: optional dict of further fields (training time, machine, ...).
         assets: optional dict ``{key: path}`` of files shipped beside the
-            model (a vocabulary); copied as ``<name>.<basename>`` and recorded
-            with their SHA-256 (read back with ``zoo.asset_path``).
+            model (a vocabulary); copied under their base name beside the
+            artifact and recorded with their SHA-256 (read back with
+            ``zoo.read_asset``).
 
     Returns:
         The model's new entry in the zoo index (a dict).
 
-    Example (writes into the installed package, so not run here):
+    The entry keeps the previous entry's card fields (``domain``,
+    ``license``, ``intended_use``, ``limits``) unless ``extra`` gives them.
+
+    Example (writes into the source tree, so not run here):
 
     >>> register_model(  # doctest: +SKIP
     ...     "ud-ewt-upos", "runs/ud-ewt-upos/best.keras", task="UPOS tagging",
@@ -122,32 +138,38 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
     ...     command="seqmodels evaluate ud-ewt-upos --split test --register",
     ...     card="zoo/ud-ewt-upos/card.md")
     """
-    os.makedirs(ARTIFACT_DIR, exist_ok=True)
+    os.makedirs(target_dir(name), exist_ok=True)
     with index_lock(INDEX_PATH):
         return _register_locked(name, artifact, task, metrics, data, command, card, extra, assets)
 
 
-def _register_locked(name, artifact, task, metrics, data, command, card, extra, assets):
-    filename = f"{name}.keras"
-    fd, tmp = tempfile.mkstemp(dir=ARTIFACT_DIR, prefix=".tmp-")
+def _copy_atomic(source, directory, filename):
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     os.close(fd)
-    shutil.copyfile(artifact, tmp)
-    os.chmod(tmp, 0o644)  # mkstemp makes files private; package data must be readable
-    os.replace(tmp, os.path.join(ARTIFACT_DIR, filename))
-    path = os.path.join(ARTIFACT_DIR, filename)
+    try:
+        shutil.copyfile(source, tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes files private; artifacts must be readable
+        os.replace(tmp, os.path.join(directory, filename))
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return os.path.join(directory, filename)
+
+
+def _register_locked(name, artifact, task, metrics, data, command, card, extra, assets):
+    directory = target_dir(name)
+    filename = f"{name}.keras"
+    path = _copy_atomic(artifact, directory, filename)
     recorded_assets = {}
     for key, source in (assets or {}).items():
-        asset_name = f"{name}.{os.path.basename(source)}"
-        fd, tmp = tempfile.mkstemp(dir=ARTIFACT_DIR, prefix=".tmp-")
-        os.close(fd)
-        shutil.copyfile(source, tmp)
-        os.chmod(tmp, 0o644)
-        target = os.path.join(ARTIFACT_DIR, asset_name)
-        os.replace(tmp, target)
+        asset_name = os.path.basename(source)
+        target = _copy_atomic(source, directory, asset_name)
         recorded_assets[key] = {"file": asset_name, "sha256": sha256_of(target)}
     with open(INDEX_PATH, encoding="utf-8") as f:
         index = json.load(f)
+    kept = {k: index[name][k] for k in CARD_FIELDS if k in index.get(name, {})}
     index[name] = dict(
+        kept,
         task=task,
         artifact=filename,
         sha256=sha256_of(path),
@@ -157,7 +179,7 @@ def _register_locked(name, artifact, task, metrics, data, command, card, extra, 
         command=command,
         card=card,
         assets=recorded_assets,
-        **(extra or {}),
     )
+    index[name].update(extra or {})
     _atomic_write_text(INDEX_PATH, json.dumps(index, indent=2, sort_keys=True) + "\n")
     return index[name]
