@@ -53,6 +53,11 @@ def main(argv=None):
         message = err.args[0] if err.args else str(err)
         print(f"seqmodels {command}: error: {message}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as err:  # an optional package removed after install
+        package = (err.name or str(err)).split(".")[0]
+        print(f"seqmodels {command}: error: this command needs the Python package "
+              f"'{package}': pip install {package}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"seqmodels {command}: interrupted", file=sys.stderr)
         return 130
