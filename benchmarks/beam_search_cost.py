@@ -40,7 +40,7 @@ def main(argv=None):
     from keras_seqmodels import zoo
     from keras_seqmodels.seq2seq import decoding
 
-    translator = zoo.load("multi30k-en-de")
+    translator = zoo.load("multi30k-en-de").model
     core = translator.model
     with open(args.input, encoding="utf-8") as f:
         lines = [s for s in f.read().splitlines() if s.strip()]

@@ -37,7 +37,7 @@ def main(argv=None):
     from keras_seqmodels import zoo
     from keras_seqmodels.cli import generate_commands
 
-    model = zoo.load("ptb-lstm")
+    model = zoo.load("ptb-lstm").model
     with open(zoo.asset_path("ptb-lstm", "vocabulary"), encoding="utf-8") as f:
         vocabulary = [line.rstrip("\n") for line in f if line.rstrip("\n")]
     samplers = {"incremental": generate_commands.sample}

@@ -38,7 +38,7 @@ def main(argv=None):
     gold = np.array([t.labels[t.root] for t in trees])
     sentences = [" ".join(t.tokens[i] for i in t.leaves) for t in trees]
     balanced = [text_to_tree(s, input_format="text") for s in sentences]
-    model = zoo.load(args.model)
+    model = zoo.load(args.model).model
     for name, batch in (("treebank parse", trees), ("balanced tree (plain text)", balanced)):
         fine, binary = root_accuracy(root_probabilities(model, batch), gold)
         print(f"{args.split} {name}: fine-grained {100 * fine:.1f}%, binary {100 * binary:.1f}% "

@@ -27,7 +27,7 @@ def main(argv=None):
 
     from keras_seqmodels import zoo
 
-    model = zoo.load("multi30k-en-de")
+    model = zoo.load("multi30k-en-de").model
     spec = [tf.TensorSpec([None], tf.string)]
     greedy = tf.function(lambda s: model(s, beam_size=1), input_signature=spec)
     beam = tf.function(lambda s: model(s, beam_size=args.beam), input_signature=spec)

@@ -53,7 +53,7 @@ def main(argv=None):
 
     from keras_seqmodels import zoo
 
-    translator = zoo.load("multi30k-en-de")
+    translator = zoo.load("multi30k-en-de").model
     with open(args.input, encoding="utf-8") as f:
         lines = [s for s in f.read().splitlines() if s.strip()]
     # The committed sample has 50 sentences; repeat it for larger batched runs.

@@ -194,10 +194,10 @@ def _run(args):
         raise UserError(f"--length must be a positive integer, got {args.length}")
     if args.temperature <= 0:
         raise UserError(f"--temperature must be > 0, got {args.temperature}")
-    model = zoo.load(args.name)
-    with open(zoo.asset_path(args.name, "vocabulary"), encoding="utf-8") as f:
-        vocabulary = [line.rstrip("\n") for line in f if line.rstrip("\n")]
-    words = sample(model, vocabulary, args.prompt, args.length, args.temperature, args.seed)
+    lm = zoo.load(args.name)
+    if not hasattr(lm, "vocabulary"):
+        raise UserError(f"{args.name} is not a word-level language model (it has no vocabulary)")
+    words = sample(lm.model, lm.vocabulary, args.prompt, args.length, args.temperature, args.seed)
     text = " ".join(w if w != "<eos>" else "\n" for w in words)
     print(f"{args.prompt} {text}".replace(" \n ", "\n").strip())
 

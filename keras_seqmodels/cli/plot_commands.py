@@ -72,7 +72,7 @@ def _attention(args):
     if args.model_path:
         model = _load_keras(args.model_path, "--model-path")
     else:
-        model = zoo.load(args.model)
+        model = zoo.load(args.model).model
     if not callable(getattr(model, "attention_weights", None)):
         raise UserError(
             f"model {args.model_path or args.model!r} is not a translation model with "
@@ -107,7 +107,7 @@ def _ntm(args):
                 f"(known: {', '.join(zoo.list_models()) or 'none'}); give an NTM "
                 ".keras file with --model-path"
             )
-        model = zoo.load(args.model)
+        model = zoo.load(args.model).model
         name = args.model
     try:
         ntm = plotting.find_ntm(model)

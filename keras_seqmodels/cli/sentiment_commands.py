@@ -129,7 +129,7 @@ def _load_model(args):
                 f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})"
             ) from None
     else:
-        model = zoo.load(args.model)
+        model = zoo.load(args.model).model
     if len(getattr(model, "inputs", None) or []) != 3:
         raise UserError(
             f"model {args.model_path or args.model!r} is not a tree classifier: expected "

@@ -16,7 +16,7 @@ def load_tagger(model_name="ud-ewt-upos", model_path=None):
         import keras_seqmodels  # noqa: F401  (registers the layers)
 
         return keras.saving.load_model(model_path, compile=False, safe_mode=True)
-    return zoo.load(model_name)
+    return zoo.load(model_name).model
 
 
 def tag(sentences, model_name="ud-ewt-upos", model_path=None, model=None):

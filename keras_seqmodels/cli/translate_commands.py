@@ -65,7 +65,7 @@ def _translate(args):
         return 0
     from keras_seqmodels import zoo
 
-    model = zoo.load(args.model)
+    model = zoo.load(args.model).model
     progress = _Progress(len(lines)) if show_progress and not args.quiet else None
     out = translate_lines(model, lines, args.beam, args.batch_size, progress)
     write_lines(out, args.output)

@@ -95,7 +95,7 @@ def export(name, directory, **options):
             raise FileNotFoundError(f"export: no such .keras file: {name}")
         model, name = keras.saving.load_model(name, compile=False, safe_mode=True), None
     elif isinstance(name, str):
-        model = zoo.load(name)
+        return zoo.load(name).export(directory, **options)
     else:
         raise TypeError(
             "export: `name` must be a zoo name, a path ending in .keras or a "

@@ -35,8 +35,8 @@ def export_language_model(model, directory, vocabulary=None, unknown="<unk>", eo
     if vocabulary is None:
         from keras_seqmodels import zoo
 
-        with open(zoo.asset_path("ptb-lstm", "vocabulary"), encoding="utf-8") as f:
-            vocabulary = [line.rstrip("\n") for line in f if line.rstrip("\n")]
+        text = zoo.read_asset("ptb-lstm", "vocabulary").decode("utf-8")
+        vocabulary = [line for line in text.split("\n") if line]
     vocabulary = [str(w) for w in vocabulary]
     if model.outputs[0].shape[-1] != len(vocabulary):
         raise ValueError(

@@ -50,8 +50,7 @@ def export_memory_qa(model, directory, vocabulary=None, memory_size=None):
     if vocabulary is None:
         from keras_seqmodels import zoo
 
-        with open(zoo.asset_path("babi-memn2n", "vocab"), encoding="utf-8") as f:
-            vocabulary = json.load(f)["vocabulary"]
+        vocabulary = json.loads(zoo.read_asset("babi-memn2n", "vocab"))["vocabulary"]
     vocabulary = [str(w) for w in vocabulary]
     if len(model.inputs) != 2:
         raise ValueError(

@@ -2,7 +2,9 @@
 
     >>> import keras_seqmodels as ks
     >>> ks.zoo.list_models()            # doctest: +SKIP
-    >>> model = ks.zoo.load("ud-ewt-upos")  # doctest: +SKIP
+    >>> tagger = ks.zoo.load("ud-ewt-upos")  # doctest: +SKIP
+    >>> tagger.predict("The old man the boats .")  # doctest: +SKIP
+    ['DET', 'NOUN', 'VERB', 'DET', 'NOUN', 'PUNCT']
 """
 
 from keras_seqmodels.zoo.api import (
@@ -12,17 +14,23 @@ from keras_seqmodels.zoo.api import (
     info,
     list_models,
     load,
+    load_model,
+    read_asset,
     recipe_path,
 )
 from keras_seqmodels.zoo.registry import register_model
+from keras_seqmodels.zoo.task import Task
 
 __all__ = [
     "ArtifactError",
+    "Task",
     "artifact_path",
     "asset_path",
     "info",
     "list_models",
     "load",
+    "load_model",
+    "read_asset",
     "recipe_path",
     "register_model",
 ]

@@ -117,17 +117,20 @@ def search_dirs():
     return [d for d in dirs if d and os.path.isdir(d)]
 
 
-def _locate(name, filename, sha256):
+def _locate(name, filename, sha256, what="artifact"):
     """Path of ``<name>/<filename>``: a local copy, else downloaded into the cache."""
-    for root in search_dirs():
+    base = os.environ.get(ENV_URL)
+    local = search_dirs()
+    if base and cache_dir() in local:
+        local.remove(cache_dir())  # get_file checks the cached copy, re-downloads if stale
+    for root in local:
         path = os.path.join(root, name, filename)
         if os.path.isfile(path):
             return path
-    base = os.environ.get(ENV_URL)
     where = ", ".join(os.path.join(d, name) for d in search_dirs()) or "(no folder)"
     if not base:
         raise ArtifactError(
-            f"keras_seqmodels.zoo: {filename} of {name!r} not found (looked in {where}). "
+            f"keras_seqmodels.zoo: {what} of {name!r} not found ({filename}; looked in {where}). "
             f"Run from a source checkout, set {ENV_DIR} to a folder holding "
             f"{name}/{filename}, or set {ENV_URL} to a mirror to download it from."
         )
@@ -135,6 +138,7 @@ def _locate(name, filename, sha256):
 
     origin = f"{base.rstrip('/')}/{name}/{filename}"
     try:
+        os.makedirs(cache_dir(), exist_ok=True)  # else get_file falls back to /tmp/.keras
         return keras.utils.get_file(
             fname=filename,
             origin=origin,
@@ -144,9 +148,12 @@ def _locate(name, filename, sha256):
             cache_subdir=name,
         )
     except Exception as err:  # a failed or corrupt download: name what and where
+        bad = os.path.join(cache_dir(), name, filename)
+        if os.path.isfile(bad):
+            os.remove(bad)  # get_file keeps a download that failed its check
         raise ArtifactError(
-            f"keras_seqmodels.zoo: {filename} of {name!r} not found locally ({where}) and "
-            f"could not be downloaded from {origin}: {err}"
+            f"keras_seqmodels.zoo: {what} of {name!r} ({filename}) not found locally ({where}) "
+            f"and could not be downloaded from {origin}: {err}"
         ) from err
 
 
@@ -228,7 +235,7 @@ def read_asset(name, key):
     True
     """
     asset = _asset(name, key)
-    path = _locate(name, asset["file"], asset["sha256"])
+    path = _locate(name, asset["file"], asset["sha256"], f"asset {key!r}")
     return read_verified(path, asset["sha256"], f"asset {key!r} of {name!r}")
 
 
@@ -255,7 +262,7 @@ def asset_path(name, key):
     'vocab.json'
     """
     asset = _asset(name, key)
-    path = _locate(name, asset["file"], asset["sha256"])
+    path = _locate(name, asset["file"], asset["sha256"], f"asset {key!r}")
     read_verified(path, asset["sha256"], f"asset {key!r} of {name!r}")
     return path
 

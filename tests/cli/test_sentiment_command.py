@@ -33,7 +33,7 @@ needs_model = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def shipped():
-    return zoo.load("sst-treelstm")
+    return zoo.load("sst-treelstm").model
 
 
 @pytest.fixture

@@ -108,7 +108,7 @@ def served(tmp_path_factory):
     export.export("mnist-renet", str(root / "mnist"))
     plan["mnist"] = {"dir": str(root / "mnist"), "signature": "serving_default"}
     feed["mnist__pixels"] = pixels
-    expected["mnist"] = zoo.load("mnist-renet").predict(pixels, verbose=0)
+    expected["mnist"] = zoo.load("mnist-renet").model.predict(pixels, verbose=0)
 
     stories, questions, examples = _babi_cases()
     export.export("babi-memn2n", str(root / "babi"))
@@ -119,7 +119,7 @@ def served(tmp_path_factory):
     plan["babi_ids"] = {"dir": str(root / "babi"), "signature": "serve_ids"}
     feed["babi__story"], feed["babi__question"] = np.array(stories), np.array(questions)
     feed["babi_ids__stories"], feed["babi_ids__queries"] = ids
-    expected["babi"] = (zoo.load("babi-memn2n").predict(list(ids), verbose=0), vocabulary)
+    expected["babi"] = (zoo.load("babi-memn2n").model.predict(list(ids), verbose=0), vocabulary)
 
     bits = np.random.default_rng(0).integers(0, 2, (3, 10, 8)).astype("float32")
     export.export("ntm-copy", str(root / "ntm"))
@@ -128,7 +128,7 @@ def served(tmp_path_factory):
     laid_out = np.zeros((3, 21, 9), "float32")  # bits, delimiter, recall steps
     laid_out[:, :10, :8] = bits
     laid_out[:, 10, 8] = 1.0
-    logits = zoo.load("ntm-copy").predict(laid_out, verbose=0)[:, 11:]
+    logits = zoo.load("ntm-copy").model.predict(laid_out, verbose=0)[:, 11:]
     expected["ntm"] = (bits, logits)
 
     texts = ["the company said", "", "Stocks FELL sharply zzzunknown"]
@@ -138,7 +138,7 @@ def served(tmp_path_factory):
     with open(zoo.asset_path("ptb-lstm", "vocabulary"), encoding="utf-8") as f:
         vocab = [line.rstrip("\n") for line in f if line.rstrip("\n")]
     index = {w: i for i, w in enumerate(vocab)}
-    lm = zoo.load("ptb-lstm")
+    lm = zoo.load("ptb-lstm").model
     rows = []
     for text in texts:  # each text alone, encoded as `seqmodels generate` does
         ids = [index.get(w, index["<unk>"]) for w in text.lower().split()] or [index["<eos>"]]

@@ -111,7 +111,7 @@ def zoo_exports():
     with open(api.INDEX_PATH, encoding="utf-8") as f:
         index = json.load(f)
     checkout = os.path.dirname(os.path.dirname(api.ZOO_DIR))
-    roots = [api.ARTIFACT_DIR, checkout, os.path.join(checkout, "zoo")]
+    roots = [checkout, api.CHECKOUT_ZOO_DIR]
     found = {}
     for name, entry in sorted(index.items()):
         for path in _savedmodel_dirs(entry, roots):

@@ -20,13 +20,13 @@ from keras_seqmodels.zoo import api, registry
 
 @pytest.fixture
 def zoo_dir(tmp_path, monkeypatch):
-    artifacts = tmp_path / "artifacts"
-    artifacts.mkdir()
     index = tmp_path / "index.json"
     index.write_text("{}")
     for module in (api, registry):
-        monkeypatch.setattr(module, "ARTIFACT_DIR", str(artifacts))
         monkeypatch.setattr(module, "INDEX_PATH", str(index))
+    monkeypatch.setenv(api.ENV_DIR, str(tmp_path / "zoo"))
+    monkeypatch.setenv(api.ENV_CACHE, str(tmp_path / "cache"))
+    monkeypatch.delenv(api.ENV_URL, raising=False)
     return tmp_path
 
 
@@ -57,7 +57,7 @@ def artifact(name):
 def test_good_artifact_loads(zoo_dir):
     model = good_model(zoo_dir / "good.keras")
     register("good", zoo_dir / "good.keras")
-    loaded = ks.zoo.load("good")
+    loaded = ks.zoo.load("good").model
     x = np.random.default_rng(0).standard_normal((2, 5, 3)).astype("float32")
     np.testing.assert_allclose(
         keras.ops.convert_to_numpy(loaded(x)),

@@ -118,7 +118,7 @@ def test_exported_savedmodel_serves_strings_in_a_tensorflow_only_process(tiny):
 def shipped():
     from keras_seqmodels import zoo
 
-    return zoo.load("multi30k-en-de")
+    return zoo.load("multi30k-en-de").model
 
 
 @pytest.mark.slow

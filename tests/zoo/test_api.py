@@ -1,4 +1,4 @@
-"""The zoo's loading API on a temporary zoo (index, checksums, assets)."""
+"""The zoo's loading API on a temporary zoo (index, checksums, assets, resolver)."""
 
 import json
 import os
@@ -21,10 +21,12 @@ def tmp_zoo(tmp_path, monkeypatch):
     """An empty zoo in a temporary folder, with one tiny registered model."""
     index = tmp_path / "index.json"
     index.write_text("{}")
-    artifacts = tmp_path / "artifacts"
+    artifacts = tmp_path / "zoo"
     for module in (api, registry):
         monkeypatch.setattr(module, "INDEX_PATH", str(index))
-        monkeypatch.setattr(module, "ARTIFACT_DIR", str(artifacts))
+    monkeypatch.setenv(api.ENV_DIR, str(artifacts))
+    monkeypatch.setenv(api.ENV_CACHE, str(tmp_path / "cache"))
+    monkeypatch.delenv(api.ENV_URL, raising=False)
     inputs = keras.Input((3,))
     model = keras.Model(inputs, keras.layers.Dense(2, name="dense")(inputs))
     source = tmp_path / "tiny.keras"
@@ -54,11 +56,18 @@ def test_list_info_and_load_round_trip(tmp_zoo):
     assert card["metrics"] == {"accuracy": 0.5}
     assert card["train_seconds"] == 1.0
     assert card["size_bytes"] == os.path.getsize(zoo.artifact_path("tiny"))
-    loaded = zoo.load("tiny")
+    assert zoo.artifact_path("tiny") == str(tmp_zoo[1] / "tiny" / "tiny.keras")
+    task = zoo.load("tiny")
+    assert type(task) is zoo.Task  # no task module: the generic task
+    assert task.info["metrics"] == {"accuracy": 0.5} and task.info["task"] == "test"
     x = np.random.default_rng(0).normal(size=(4, 3)).astype("float32")
-    np.testing.assert_array_equal(np.asarray(loaded(x)), np.asarray(model(x)))
+    np.testing.assert_array_equal(np.asarray(task.model(x)), np.asarray(model(x)))
+    answers = task.predict(x.tolist())
+    assert isinstance(answers, list) and isinstance(answers[0][0], float)
+    np.testing.assert_allclose(answers, np.asarray(model(x)), rtol=1e-6)
     with open(zoo.asset_path("tiny", "vocabulary")) as f:
         assert f.read().split() == ["a", "b"]
+    assert zoo.read_asset("tiny", "vocabulary") == b"a\nb\n"
 
 
 def test_load_refuses_a_modified_artifact(tmp_zoo):
@@ -71,7 +80,7 @@ def test_load_refuses_a_modified_artifact(tmp_zoo):
 
 def test_load_refuses_a_missing_artifact(tmp_zoo):
     os.remove(zoo.artifact_path("tiny"))
-    with pytest.raises(zoo.ArtifactError, match="not found"):
+    with pytest.raises(zoo.ArtifactError, match="artifact of 'tiny' not found.*ZOO_DIR.*ZOO_URL"):
         zoo.load("tiny")
 
 
@@ -86,10 +95,12 @@ def test_assets_are_checked(tmp_zoo):
     _, artifacts = tmp_zoo
     with pytest.raises(KeyError, match="no asset 'merges'.*vocabulary"):
         zoo.asset_path("tiny", "merges")
-    with open(artifacts / "tiny.vocab.txt", "a") as f:
+    with open(artifacts / "tiny" / "vocab.txt", "a") as f:
         f.write("c\n")
     with pytest.raises(zoo.ArtifactError, match="refusing asset 'vocabulary'"):
         zoo.asset_path("tiny", "vocabulary")
+    with pytest.raises(zoo.ArtifactError, match="refusing asset 'vocabulary'"):
+        zoo.read_asset("tiny", "vocabulary")
 
 
 def test_safe_mode_refuses_lambda_layers(tmp_zoo, tmp_path):
@@ -110,7 +121,7 @@ import json, os, sys, time
 from keras_seqmodels.zoo import registry
 root, tag = sys.argv[1], sys.argv[2]
 registry.INDEX_PATH = os.path.join(root, "index.json")
-registry.ARTIFACT_DIR = os.path.join(root, "artifacts")
+os.environ["KERAS_SEQMODELS_ZOO_DIR"] = os.path.join(root, "zoo")
 load = json.load
 def slow_load(f):
     value = load(f)
@@ -181,46 +192,110 @@ def test_index_lock_times_out_while_held_and_frees_on_release(tmp_path, monkeypa
 
 
 def test_shipped_index_is_consistent():
-    """Every model in the real index has its artifact and assets, checksums match."""
+    """Every model in the real index has its artifact and assets, checksums match,
+    and the card fields a task's ``info`` reports."""
     with open(api.INDEX_PATH) as f:
         index = json.load(f)
+    assert len(index) == 7
     for name, entry in index.items():
-        api.verify_artifact(zoo.artifact_path(name), entry["sha256"], name)
+        path = zoo.artifact_path(name)
+        assert path == os.path.join(REPO, "zoo", name, entry["artifact"])
+        api.verify_artifact(path, entry["sha256"], name)
         for key in entry.get("assets", {}):
-            assert os.path.isfile(zoo.asset_path(name, key))
+            assert zoo.read_asset(name, key)
         assert entry["size_bytes"] < 50e6
+        for field in ("task", "domain", "data", "license", "metrics", "intended_use", "limits"):
+            assert entry.get(field), (name, field)
+    assert not os.path.exists(os.path.join(api.ZOO_DIR, "artifacts"))
 
 
-@pytest.mark.slow
-@pytest.mark.tf_only
-def test_non_editable_install_ships_the_artifacts(tmp_path):
-    """`pip install .` (not editable) puts the index and artifacts in site-packages."""
-    target = tmp_path / "site"
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
-         "--no-index", "--target", str(target), REPO],  # fmt: skip
-        capture_output=True, text=True, cwd=tmp_path,
-    )  # fmt: skip
-    assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
-    installed = target / "keras_seqmodels" / "zoo"
-    with open(api.INDEX_PATH) as f:
-        index = json.load(f)
-    with open(installed / "index.json") as f:
-        assert json.load(f) == index
-    for entry in index.values():
-        assert (installed / "artifacts" / entry["artifact"]).is_file()
-        for asset in entry.get("assets", {}).values():
-            assert (installed / "artifacts" / asset["file"]).is_file()
-    # The installed copy finds its own artifacts (not the checkout's).
-    probe = (
-        "import keras_seqmodels.zoo.api as a, json, os;"
-        "idx = json.load(open(a.INDEX_PATH));"
-        "[a.verify_artifact(a.artifact_path(n), e['sha256'], n) for n, e in idx.items()];"
-        "print(a.ZOO_DIR)"
-    )
-    env = dict(os.environ, PYTHONPATH=str(target))
-    run = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip().endswith(str(installed))
+def _mirror(tmp_path, monkeypatch, name="tiny"):
+    """Move the tiny zoo's files to a file:// mirror; nothing stays local."""
+    mirror = tmp_path / "mirror"
+    os.rename(tmp_path / "zoo", mirror)
+    monkeypatch.setenv(api.ENV_URL, mirror.as_uri())
+    return mirror
+
+
+def test_downloads_once_from_a_file_mirror_with_the_checksum(tmp_zoo, tmp_path, monkeypatch):
+    model, _ = tmp_zoo
+    mirror = _mirror(tmp_path, monkeypatch)
+    task = zoo.load("tiny")
+    cached = tmp_path / "cache" / "tiny" / "tiny.keras"
+    assert zoo.artifact_path("tiny") == str(cached)
+    assert cached.read_bytes() == (mirror / "tiny" / "tiny.keras").read_bytes()
+    assert zoo.read_asset("tiny", "vocabulary") == b"a\nb\n"
+    x = np.ones((2, 3), "float32")
+    np.testing.assert_array_equal(np.asarray(task.model(x)), np.asarray(model(x)))
+    # Once cached, no mirror is needed.
+    monkeypatch.delenv(api.ENV_URL)
+    (mirror / "tiny" / "tiny.keras").unlink()
+    np.testing.assert_array_equal(np.asarray(zoo.load("tiny").model(x)), np.asarray(model(x)))
+
+
+def test_a_mirror_serving_other_bytes_is_refused(tmp_zoo, tmp_path, monkeypatch):
+    mirror = _mirror(tmp_path, monkeypatch)
+    with open(mirror / "tiny" / "tiny.keras", "ab") as f:
+        f.write(b"tampered")
+    with pytest.raises(zoo.ArtifactError, match="could not be downloaded from file://.*hash"):
+        zoo.load("tiny")
+    assert not (tmp_path / "cache" / "tiny" / "tiny.keras").exists()  # not kept
+    monkeypatch.setenv(api.ENV_URL, (tmp_path / "nowhere").as_uri())
+    with pytest.raises(zoo.ArtifactError, match="artifact of 'tiny'.*could not be downloaded"):
+        zoo.load("tiny")
+
+
+def test_loads_the_bytes_it_hashed_not_a_file_swapped_after(tmp_zoo, tmp_path, monkeypatch):
+    """The artifact is replaced right after the loader read it: the model built
+    is the one whose SHA-256 was checked, from a private copy (0600 in 0700)."""
+    model, artifacts = tmp_zoo
+    path = str(artifacts / "tiny" / "tiny.keras")
+    inputs = keras.Input((3,))
+    other = keras.Model(inputs, keras.layers.Dense(2, name="dense")(inputs))
+    other.get_layer("dense").set_weights([np.full((3, 2), 7.0), np.ones(2)])
+    swap = tmp_path / "other.keras"
+    other.save(swap)
+
+    class SwapAfterRead:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def read(self, *args):
+            data = self.f.read(*args)
+            os.replace(swap, path)  # the attacker's file, after the read
+            return data
+
+    real_open = open
+
+    def swapping_open(file, mode="r", *args, **kwargs):
+        f = real_open(file, mode, *args, **kwargs)
+        return SwapAfterRead(f) if str(file) == path and "b" in mode else f
+
+    loaded_from = []
+    real_load = keras.saving.load_model
+
+    def spy(file, *args, **kwargs):
+        loaded_from.append((str(file), os.stat(file).st_mode & 0o777,
+                            os.stat(os.path.dirname(file)).st_mode & 0o777))  # fmt: skip
+        return real_load(file, *args, **kwargs)
+
+    monkeypatch.setattr(api, "open", swapping_open, raising=False)
+    monkeypatch.setattr(keras.saving, "load_model", spy)
+    loaded = zoo.load("tiny").model
+    assert not swap.exists()  # the swap happened
+    x = np.ones((2, 3), "float32")
+    np.testing.assert_array_equal(np.asarray(loaded(x)), np.asarray(model(x)))
+    assert not np.allclose(np.asarray(loaded(x)), np.asarray(other(x)))
+    [(file, file_mode, dir_mode)] = loaded_from
+    assert file != path and (file_mode, dir_mode) == (0o600, 0o700)
+    assert not os.path.exists(file)  # the private copy is gone
+    # The swapped file is refused at the next load.
+    monkeypatch.setattr(api, "open", real_open, raising=False)
+    with pytest.raises(zoo.ArtifactError, match="refusing to load 'tiny'"):
+        zoo.load("tiny")

@@ -43,7 +43,7 @@ def test_babi_memn2n_reproduces_its_recorded_sample_error():
 
     with open(zoo.asset_path("babi-memn2n", "vocab")) as f:
         vocabulary = json.load(f)["vocabulary"]
-    model = zoo.load("babi-memn2n")
+    model = zoo.load("babi-memn2n").model
     error = recipe.sample_error(model, vocabulary, SAMPLE)
     np.testing.assert_allclose(error, entry["sample_error_percent"], atol=0.01)
     # Chance over the 176-word vocabulary is ~99% error.
@@ -72,7 +72,7 @@ def test_babi_memn2n_averages_the_probabilities_of_its_memory_networks():
     recipe = load_recipe("babi-memn2n")
     with open(zoo.asset_path("babi-memn2n", "vocab")) as f:
         vocabulary = json.load(f)["vocabulary"]
-    model = zoo.load("babi-memn2n")
+    model = zoo.load("babi-memn2n").model
     members = [layer for layer in model.layers if isinstance(layer, MemoryNetwork)]
     assert members and all(m.hops == 3 and m.memory_size == 50 for m in members)
     stories, queries = recipe.arrays(recipe.load_split(SAMPLE, "test"), vocabulary)[:2]
@@ -204,7 +204,7 @@ ntm_registered = pytest.mark.skipif(
 def test_ntm_copy_artifact_matches_its_card():
     recipe = load_recipe("ntm-copy")
     entry = zoo.info("ntm-copy")
-    model = zoo.load("ntm-copy")
+    model = zoo.load("ntm-copy").model
     value = recipe.bit_errors(model, 10, 256)
     np.testing.assert_allclose(
         value, entry["metrics"]["test_bit_errors_per_sequence_L10"], atol=1e-3
@@ -216,7 +216,7 @@ def test_ntm_copy_artifact_copies_fixed_seed_sequences_and_round_trips(tmp_path)
     import keras
 
     recipe = load_recipe("ntm-copy")
-    model = zoo.load("ntm-copy")
+    model = zoo.load("ntm-copy").model
     x, y, w = recipe.copy_batch(np.random.default_rng(7), 32, 20)
     logits = np.asarray(model.predict_on_batch(x))
     errors = recipe.errors_per_sequence(logits, y, w)

@@ -16,7 +16,7 @@ FIXTURE = os.path.join(
 
 @pytest.fixture(scope="module")
 def model():
-    return zoo.load("mnist-renet")
+    return zoo.load("mnist-renet").model
 
 
 def test_index_entry_records_the_card():

@@ -203,7 +203,7 @@ FLOOR = 40.0
 def shipped(recipe):
     from keras_seqmodels import zoo
 
-    model = zoo.load("ptb-lstm")
+    model = zoo.load("ptb-lstm").model
     vocab = recipe.load_vocabulary(zoo.asset_path("ptb-lstm", "vocabulary"))
     return model, vocab
 

@@ -29,7 +29,7 @@ SAMPLE = [
 
 @pytest.fixture(scope="module")
 def model():
-    return zoo.load("sst-treelstm")
+    return zoo.load("sst-treelstm").model
 
 
 def test_index_entry_records_the_card():

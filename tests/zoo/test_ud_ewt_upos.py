@@ -26,7 +26,7 @@ FLOOR = 0.955
 
 @pytest.fixture(scope="module")
 def tagger():
-    return zoo.load("ud-ewt-upos")
+    return zoo.load("ud-ewt-upos").model
 
 
 @pytest.fixture(scope="module")

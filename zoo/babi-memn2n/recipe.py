@@ -602,7 +602,7 @@ def evaluate(args):
         model = keras.saving.load_model(args.model, safe_mode=True)
         vocab_path = os.path.join(os.path.dirname(args.model), "vocab.json")
     else:
-        model = zoo.load(NAME)
+        model = zoo.load(NAME).model
         vocab_path = zoo.asset_path(NAME, "vocab")
     with open(vocab_path) as f:
         vocabulary = json.load(f)["vocabulary"]

@@ -163,7 +163,7 @@ def evaluate(args):
     if args.model:
         model = keras.saving.load_model(args.model, compile=False)
     else:
-        model = zoo.load(NAME)
+        model = zoo.load(NAME).model
     images, labels = load_split(args.data_dir, args.split)
     scores = model.predict(images.astype("float32"), batch_size=500, verbose=0)
     accuracy = float(np.mean(np.argmax(scores, axis=-1) == labels))

@@ -343,7 +343,7 @@ def evaluate(args):
     else:
         from keras_seqmodels import zoo
 
-        model = zoo.load(NAME)
+        model = zoo.load(NAME).model
     if args.alpha is not None:
         model.alpha = args.alpha
     raw = os.path.join(args.data_dir, "raw")

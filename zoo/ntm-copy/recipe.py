@@ -288,7 +288,7 @@ def evaluate(args):
     if args.model_path:
         model = keras.saving.load_model(args.model_path, safe_mode=True)
     else:
-        model = zoo.load(NAME)
+        model = zoo.load(NAME).model
     seed = VALID_SEED if args.split == "valid" else TEST_SEED
     value = bit_errors(model, args.length, args.count, seed)
     print(f"length {args.length}, {args.count} sequences [{args.split}]: bit errors/sequence")

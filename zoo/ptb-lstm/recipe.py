@@ -354,7 +354,7 @@ def evaluate(args):
     else:
         from keras_seqmodels import zoo
 
-        model = zoo.load(NAME)
+        model = zoo.load(NAME).model
         vocab_path = zoo.asset_path(NAME, "vocabulary")
         vocab = load_vocabulary(vocab_path)
     units, layers = model_shape(model)

@@ -329,7 +329,7 @@ def evaluate(args):
     else:
         from keras_seqmodels import zoo
 
-        model = zoo.load(NAME)
+        model = zoo.load(NAME).model
     start = time.time()
     metrics = root_metrics(model, trees)
     metrics["eval_time_s"] = round(time.time() - start, 1)

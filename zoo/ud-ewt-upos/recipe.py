@@ -301,7 +301,7 @@ def evaluate(args):
     else:
         from keras_seqmodels import zoo
 
-        model = zoo.load(NAME)
+        model = zoo.load(NAME).model
     train_words = {w.lower() for ws, _ in load_split(data_dir, "train", tfds_dir) for w in ws}
     sentences = load_split(data_dir, args.split, tfds_dir)
     metrics = score(model, sentences, train_words)

@@ -1,0 +1,121 @@
+"""The task API of the zoo: raw inputs in, plain Python answers out.
+
+``keras_seqmodels.zoo.load(name)`` returns a ``Task``: the model's own
+subclass from ``keras_seqmodels.zoo.models.<name with underscores>.task``
+(its ``TASK`` attribute), or this generic class for a model without one.
+Every task has the same four members:
+
+- ``predict(inputs)``: one raw input (a sentence, an image, ...) gives one
+  answer; a list of them gives a list of answers. Answers are plain Python
+  values (``str``, ``int``, ``float``, lists and dicts of them), never tensors.
+- ``model``: the ``keras.Model`` (loaded from the bytes whose SHA-256 was
+  checked, in safe mode).
+- ``export(directory, **options)``: the model's SavedModel export
+  (``keras_seqmodels.export``), with its assets (e.g. a vocabulary).
+- ``info``: a dict: ``name``, ``task``, ``domain``, ``data``, ``license`` (of
+  the training data), ``metrics``, ``intended_use``, ``limits``, ``card``.
+"""
+
+import importlib
+
+from keras_seqmodels.zoo import api
+
+INFO_FIELDS = (
+    "task", "domain", "data", "license", "metrics", "intended_use", "limits", "card",
+)  # fmt: skip
+
+
+class Task:
+    """A zoo model with its preprocessing: ``predict`` maps raw inputs to answers.
+
+    New relative to a bare ``keras.Model``: the input and output conversions
+    (tokenising, vocabularies, tree parsing, label names) live here, so
+    ``predict`` takes what a user has (strings, pixel lists) and returns what
+    a user reads (strings, labels, digits).
+
+    Args:
+        name: the zoo name (``keras_seqmodels.zoo.list_models()``).
+        model: an already loaded ``keras.Model`` to wrap (default: the zoo's
+            artifact, checked).
+
+    Example:
+
+    >>> task = Task("mnist-renet")
+    >>> task.info["license"].startswith("CC BY-SA 3.0"), task.model.output_shape
+    (True, (None, 10))
+    """
+
+    def __init__(self, name, model=None):
+        entry = api.info(name)
+        self.name = name
+        self.info = {"name": name, **{k: entry.get(k) for k in INFO_FIELDS}}
+        self.model = api.load_model(name) if model is None else model
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name!r}: {self.info['task']}>"
+
+    def is_single(self, inputs):
+        """Whether ``inputs`` is one raw input rather than a list of them."""
+        return isinstance(inputs, str)
+
+    def predict_batch(self, inputs):
+        """Answers for a list of raw inputs (subclasses override this).
+
+        The generic task feeds the list to the model as one NumPy batch and
+        returns the outputs as nested lists.
+        """
+        import numpy as np
+
+        return np.asarray(self.model.predict_on_batch(np.asarray(inputs))).tolist()
+
+    def predict(self, inputs):
+        """Plain Python answers for raw inputs.
+
+        Args:
+            inputs: one raw input, or a list of them (see the subclass).
+
+        Returns:
+            One answer for one input, a list of answers for a list.
+        """
+        if self.is_single(inputs):
+            return self.predict_batch([inputs])[0]
+        inputs = list(inputs)
+        if not inputs:
+            return []
+        return self.predict_batch(inputs)
+
+    def export_options(self):
+        """Keyword arguments the exporter needs beyond the model (e.g. a vocabulary)."""
+        return {}
+
+    def export(self, directory, **options):
+        """Write the model as a TensorFlow SavedModel (see ``keras_seqmodels.export``).
+
+        Args:
+            directory: output folder (must not exist or be empty).
+            **options: passed to the model's exporter (e.g. ``beam_size``).
+
+        Returns:
+            The directory written.
+        """
+        from keras_seqmodels.export import exporter_for
+
+        exporter_for(self.name)(self.model, directory, **{**self.export_options(), **options})
+        return directory
+
+
+def task_class(name):
+    """The ``Task`` subclass of zoo model ``name`` (``Task`` if it has none).
+
+    Example:
+
+    >>> task_class("ud-ewt-upos").__name__
+    'TaggingTask'
+    """
+    module = f"keras_seqmodels.zoo.models.{name.replace('-', '_')}.task"
+    try:
+        return importlib.import_module(module).TASK
+    except ModuleNotFoundError as err:
+        if err.name not in (module, module.rpartition(".")[0]):
+            raise
+        return Task
