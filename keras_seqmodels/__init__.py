@@ -1,44 +1,27 @@
-"""keras_seqmodels: recurrent and recursive sequence models for Keras 3."""
+"""keras_seqmodels: recurrent and recursive sequence models for Keras 3.
 
-import os as _os
+Sub-packages load on first use (``import keras_seqmodels as ks; ks.layers.CRF``
+imports ``keras_seqmodels.layers`` then), so ``import keras_seqmodels`` and the
+``seqmodels`` commands that need no model (``--help``, ``zoo list``) do not pay
+for importing Keras and TensorFlow.
+
+The package's Keras classes are registered (``keras.saving``) as soon as Keras
+is imported: if Keras is already imported, by ``import keras_seqmodels``;
+otherwise right after Keras's own import finishes (or, when Keras is first
+imported by a module of this package, right after that module's import). So
+``import keras_seqmodels`` then ``keras.saving.load_model("model.keras")``
+finds the package's layers, as before.
+"""
+
+import importlib as _importlib
+import importlib.abc as _importlib_abc
 import sys as _sys
 
 from keras_seqmodels.version import __version__
 
-_saved_stderr = None
-if _os.path.basename(_sys.argv[0] if _sys.argv else "") == "seqmodels":
-    # The command line shows its own output only, not TensorFlow's start-up
-    # log (set before TensorFlow is first imported, below). TensorFlow 2.21
-    # and XLA also write native absl lines while loading, before any log
-    # level is read, so file descriptor 2 points to /dev/null during the
-    # imports and is restored right after (also when an import fails).
-    _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    try:
-        _saved_stderr = _os.dup(2)
-        _devnull = _os.open(_os.devnull, _os.O_WRONLY)
-        _os.dup2(_devnull, 2)
-        _os.close(_devnull)
-    except OSError:
-        _saved_stderr = None
-
-try:
-    from keras_seqmodels import (
-        cells,
-        data,
-        initializers,
-        layers,
-        memory,
-        seq2seq,
-        training,
-        trees,
-        zoo,
-    )
-finally:
-    if _saved_stderr is not None:
-        _os.dup2(_saved_stderr, 2)
-        _os.close(_saved_stderr)
-
-__all__ = [
+# The sub-packages that define Keras classes or need Keras, in an order in
+# which each imports cleanly (the order of the former eager imports).
+_SUBPACKAGES = (
     "cells",
     "data",
     "initializers",
@@ -48,5 +31,91 @@ __all__ = [
     "training",
     "trees",
     "zoo",
-    "__version__",
-]
+)
+_registered = False
+
+
+# Keras, the frameworks it loads, and this package's own modules: registration
+# waits until none of them is half-imported.
+_FRAMEWORKS = ("keras", "tensorflow", "jax")
+
+
+def _watched(name):
+    return name in _FRAMEWORKS or name.startswith(__name__ + ".")
+
+
+def _initializing(module, skip=None):
+    spec = getattr(module, "__spec__", None)
+    return module is not skip and bool(getattr(spec, "_initializing", False))
+
+
+def _register_all(finished=None):
+    """Import every sub-package once Keras is usable and no module of this
+    package is half-imported (importing then could meet a partial module)."""
+    global _registered
+    if _registered or "keras" not in _sys.modules:
+        return
+    for name, module in list(_sys.modules.items()):
+        if _watched(name) and _initializing(module, skip=finished):
+            return  # that module's import finishing will call again
+    _registered = True
+    try:
+        for name in _SUBPACKAGES:
+            _importlib.import_module(f"{__name__}.{name}")
+    except BaseException:
+        _registered = False
+        raise
+
+
+class _CallAfterExec(_importlib_abc.Loader):
+    """Runs a module's own loader, then ``_register_all``; everything else is
+    the wrapped loader's."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        _register_all(finished=module)
+
+
+class _RegistrationFinder(_importlib_abc.MetaPathFinder):
+    """Watches the import of Keras, its frameworks and this package's modules."""
+
+    def find_spec(self, fullname, path, target=None):
+        if _registered or not _watched(fullname):
+            return None
+        for finder in _sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _CallAfterExec(spec.loader)
+                return spec
+        return None
+
+
+if "keras" in _sys.modules:
+    _register_all()
+if not _registered and not any(isinstance(f, _RegistrationFinder) for f in _sys.meta_path):
+    _sys.meta_path.insert(0, _RegistrationFinder())
+
+
+def __getattr__(name):
+    if name in _SUBPACKAGES or name in ("cli", "export", "utils", "testing"):
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBPACKAGES))
+
+
+__all__ = [*_SUBPACKAGES, "__version__"]
