@@ -1,39 +1,58 @@
 """``seqmodels train NAME ...`` and ``seqmodels evaluate NAME ...``.
 
-Both run the model's recipe (``zoo/<name>/recipe.py`` in a source checkout),
-whose ``main(argv)`` takes ``train`` or ``evaluate`` followed by its options
-(``--data-dir``, ``--epochs``, ``--strategy``, ``--split``, ...).
+Both import the model's recipe, ``keras_seqmodels.zoo.models.<name>.recipe``
+(hyphens as underscores), and hand its ``RECIPE`` hooks to the recipe
+framework (``keras_seqmodels.zoo.framework``), which parses the options
+(``seqmodels train NAME --help`` lists them).
 """
 
-import importlib.util
+import importlib
+import os
+import subprocess
+import sys
 
 
 def load_recipe(name):
-    from keras_seqmodels import zoo
+    """The ``Recipe`` of zoo model ``name``, or ``None`` if it has none yet."""
+    from keras_seqmodels.zoo.models import package_name
 
-    path = zoo.recipe_path(name)
-    spec = importlib.util.spec_from_file_location(
-        f"seqmodels_recipe_{name.replace('-', '_')}", path
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    module_name = package_name(name) + ".recipe"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        if err.name not in (module_name, package_name(name)):
+            raise
+        return None
+    return module.RECIPE
+
+
+def _legacy(name, action, argv):
+    # Models not yet on the framework keep their script in a source checkout.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = os.path.join(root, "zoo", name, "recipe.py")
+    if not os.path.isfile(script):
+        raise KeyError(f"no recipe for zoo model {name!r} (looked for {script})")
+    return subprocess.call([sys.executable, script, action, *argv])
 
 
 def _run(action):
     def run(args):
+        from keras_seqmodels.zoo import framework
+
         recipe = load_recipe(args.name)
-        return recipe.main([action, *args.recipe_args])
+        if recipe is None:
+            return _legacy(args.name, action, args.recipe_args)
+        return framework.main(recipe, action, args.recipe_args)
 
     return run
 
 
 def register(subparsers):
     for action, text in (
-        ("train", "re-train a zoo model with its recipe (--data-dir, --epochs, --strategy)"),
-        ("evaluate", "print a zoo model's card metrics (--data-dir, --split)"),
+        ("train", "train a zoo model (selection on validation; rerun to resume)"),
+        ("evaluate", "evaluate a zoo model on --split validation or test"),
     ):
         parser = subparsers.add_parser(action, help=text, description=text)
         parser.add_argument("name", help="zoo model name (see `seqmodels zoo list`)")
-        parser.add_argument("recipe_args", nargs="...", help="options passed to the recipe")
+        parser.add_argument("recipe_args", nargs="...", help="options (NAME --help lists them)")
         parser.set_defaults(func=_run(action))

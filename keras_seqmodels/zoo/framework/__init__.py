@@ -1,0 +1,21 @@
+"""One recipe framework for every zoo model.
+
+A zoo model is a ``Recipe`` of hooks (``build_model``, ``load_data``,
+``compile``, ``evaluate``, a selection metric, optional callbacks and a
+``prepare`` step) in ``keras_seqmodels/zoo/models/<name>/recipe.py``; the
+framework does the rest once for all: common options (``--data-dir``,
+``--work-dir``, ``--epochs``, ``--batch-size``, ``--seed``/``--seeds``,
+``--sweep``, ``--time-budget``, ``--strategy``, ``--precision``,
+``--smoke``), the data folder, ``model.fit`` with the best checkpoint on the
+validation split, a wall-clock budget, resume after a kill (atomic backups:
+rerun the same command), several seeds or a small sweep, evaluation on the
+validation or test split, export and registration.
+
+    seqmodels train mnist-renet --epochs 5 --work-dir runs/mnist-renet
+    seqmodels evaluate mnist-renet --split validation
+"""
+
+from keras_seqmodels.zoo.framework.recipe import Recipe
+from keras_seqmodels.zoo.framework.run import evaluate, load_model, main, register, train
+
+__all__ = ["Recipe", "evaluate", "load_model", "main", "register", "train"]

@@ -1,0 +1,142 @@
+"""The options of ``seqmodels train NAME`` and ``seqmodels evaluate NAME``."""
+
+import argparse
+import os
+
+from keras_seqmodels.training import recipe_utils
+
+DATA_ENV = "KERAS_SEQMODELS_DATA"
+SPLITS = ("validation", "test")
+
+
+def _int_list(text):
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be comma-separated integers, e.g. 1,2,3. Received: {text!r}"
+        ) from None
+
+
+def _sweep_item(text):
+    key, sep, values = text.partition("=")
+    if not sep or not values:
+        raise argparse.ArgumentTypeError(f"must be KEY=V1,V2. Received: {text!r}")
+    return key.replace("-", "_"), values.split(",")
+
+
+def _option(parser, key, default):
+    flag = "--" + key.replace("_", "-")
+    if isinstance(default, bool):
+        parser.add_argument(
+            flag,
+            type=lambda t: t.lower() in ("1", "true", "yes"),
+            default=default,
+            metavar="{true,false}",
+        )
+    else:
+        kind = str if default is None else type(default)
+        parser.add_argument(flag, type=kind, default=default)
+
+
+def parser_for(recipe, action):
+    """An ``argparse`` parser for ``action`` (``"train"`` or ``"evaluate"``)."""
+    config = dict(recipe.config)
+    parser = argparse.ArgumentParser(
+        prog=f"seqmodels {action} {recipe.name}",
+        description=f"{action.capitalize()} the zoo model {recipe.name}"
+        + (f" ({recipe.task})" if recipe.task else "")
+        + ".",
+    )
+    recipe_utils.add_common_arguments(
+        parser, epochs=config.pop("epochs", 10), batch_size=config.pop("batch_size", 32)
+    )
+    parser.add_argument("--seed", type=int, default=config.pop("seed", 0))
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a few generated or fixture examples (a test of the path)",
+    )
+    parser.add_argument("--verbose", type=int, default=2, help="keras verbosity")
+    if action == "train":
+        parser.add_argument(
+            "--work-dir",
+            default=os.path.join("runs", recipe.name),
+            help="checkpoints, backups and logs (rerun to resume)",
+        )
+        parser.add_argument(
+            "--seeds",
+            type=_int_list,
+            default=None,
+            help="one model per seed, the best on validation kept",
+        )
+        parser.add_argument(
+            "--sweep",
+            type=_sweep_item,
+            action="append",
+            default=[],
+            metavar="KEY=V1,V2",
+            help="one model per value (grid)",
+        )
+        parser.add_argument(
+            "--time-budget",
+            type=float,
+            default=0.0,
+            help="stop each run after this many seconds (0: none)",
+        )
+        parser.add_argument("--init-from", default=None, help="start from this .keras file")
+        parser.add_argument(
+            "--export",
+            default=None,
+            metavar="DIR",
+            help="export the selected model as a SavedModel",
+        )
+    else:
+        parser.add_argument("--split", choices=SPLITS, default="validation")
+        parser.add_argument(
+            "--model", default=None, help="a .keras file (default: the shipped artifact)"
+        )
+        parser.add_argument(
+            "--register",
+            action="store_true",
+            help="with --model and --split test: ship it in the zoo",
+        )
+    for key, default in config.items():
+        _option(parser, key, default)
+    return parser
+
+
+def config_of(recipe, args):
+    """The model's config: its defaults, overridden by the parsed options."""
+    config = dict(recipe.config)
+    config.update({k: getattr(args, k) for k in config if hasattr(args, k)})
+    config.update(smoke=args.smoke)
+    return config
+
+
+def resolve_data_dir(recipe, data_dir, smoke=False):
+    """The model's data folder: ``<data-dir>/<data_subdir>`` (``--data-dir``,
+    else ``$KERAS_SEQMODELS_DATA``, else ``../shared/data`` beside the
+    checkout), or ``data_dir`` itself when it is that folder already.
+
+    Returns ``None`` with ``smoke`` (tiny data needs no folder) or when the
+    model needs no data.
+
+    Raises:
+        FileNotFoundError: naming the model, the folder looked for and the
+            option that sets it.
+    """
+    if smoke or recipe.data_subdir is None:
+        return None
+    root = data_dir or os.environ.get(DATA_ENV) or recipe_utils.default_data_dir()
+    candidates = [os.path.join(root, recipe.data_subdir)] if root else []
+    if root and os.path.basename(os.path.normpath(root)) == recipe.data_subdir:
+        candidates.append(root)
+    for path in candidates:
+        if os.path.isdir(path):
+            return path
+    raise FileNotFoundError(
+        f"{recipe.name}: data folder {recipe.data_subdir!r} not found under "
+        f"{root!r}. Pass --data-dir (the folder holding {recipe.data_subdir}/) "
+        f"or set {DATA_ENV}."
+    )

@@ -1,0 +1,56 @@
+"""``Recipe``: what one zoo model adds to the framework (hooks, no loop)."""
+
+import dataclasses
+from collections.abc import Callable
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """The hooks of one zoo model; the framework trains, selects, resumes,
+    evaluates, exports and registers it (``keras_seqmodels.zoo.framework``).
+
+    Unlike a Keras ``Model`` subclass or a keras-hub preset, a recipe holds no
+    state and no training loop: ``seqmodels train NAME`` builds the network
+    from ``build_model(config)``, compiles it from ``compile(config)`` and
+    runs ``model.fit`` on ``load_data(...)`` under the chosen distribution.
+
+    Attributes:
+        name: zoo name, e.g. ``"mnist-renet"``.
+        config: defaults of the model's options; each key becomes an option
+            ``--key`` (underscores as hyphens) of ``seqmodels train`` and
+            ``seqmodels evaluate``. ``epochs``, ``batch_size`` and ``seed``
+            set the defaults of the common options of those names.
+        build_model: ``(config) -> keras.Model``, uncompiled.
+        load_data: ``(data_dir, split, smoke, config) -> data`` for ``split``
+            in ``"train"``, ``"validation"``, ``"test"``: a tuple of NumPy
+            arrays ``(x, y)`` or ``(x, y, sample_weight)`` (batched by the
+            framework), or a batched ``keras.utils.PyDataset``. With
+            ``smoke`` a few examples (generated or from a fixture) and
+            ``data_dir`` may be ``None``.
+        compile: ``(config) -> dict`` of ``model.compile`` arguments.
+        evaluate: ``(model, data, config) -> dict`` of metrics on one split
+            (``config["split"]`` names it).
+        monitor: ``(log key, "min" or "max")`` that selects the checkpoint on
+            the validation split, e.g. ``("val_accuracy", "max")``.
+        data_subdir: the model's folder under ``--data-dir``.
+        callbacks: optional ``(config, work_dir, train) -> list`` of
+            callbacks run before the checkpoint's (so one may put the
+            monitored key into the logs, or grow a curriculum of ``train``).
+        prepare: optional ``(model, train, config, work_dir)`` run once before
+            ``fit`` (e.g. pre-training embeddings).
+        task, data, card: what registration records in the zoo index.
+    """
+
+    name: str
+    config: dict
+    build_model: Callable
+    load_data: Callable
+    compile: Callable
+    evaluate: Callable
+    monitor: tuple = ("val_loss", "min")
+    data_subdir: str | None = None
+    callbacks: Callable | None = None
+    prepare: Callable | None = None
+    task: str = ""
+    data: str = ""
+    card: str = ""

@@ -1,0 +1,159 @@
+"""Train, select, resume, evaluate, export and register: written once."""
+
+import csv
+import itertools
+import json
+import os
+import shutil
+
+import keras
+
+from keras_seqmodels.training.fault_tolerance import AtomicBackupAndRestore
+from keras_seqmodels.zoo.framework import arguments, distribution
+from keras_seqmodels.zoo.framework.callbacks import BestCheckpoint, Clock, read_record
+
+
+def main(recipe, action, argv):
+    """Parse ``argv`` for ``action`` (``"train"``/``"evaluate"``) and run it."""
+    args = arguments.parser_for(recipe, action).parse_args(list(argv))
+    return train(recipe, args) if action == "train" else evaluate(recipe, args)
+
+
+def _runs(args):
+    """``(subfolder, overrides, seed)`` of each run of the seeds x sweep grid."""
+    keys = [key for key, _ in args.sweep]
+    grid = list(itertools.product(*(values for _, values in args.sweep)))
+    seeds = args.seeds or [args.seed]
+    runs = []
+    for values, seed in itertools.product(grid, seeds):
+        parts = [f"{k}={v}" for k, v in zip(keys, values)]
+        if len(seeds) > 1 or args.seeds:
+            parts.append(f"seed={seed}")
+        runs.append(("-".join(parts), dict(zip(keys, values)), seed))
+    return runs
+
+
+def train(recipe, args):
+    """Train every run; the best on validation becomes ``<work-dir>/best.keras``."""
+    base = arguments.config_of(recipe, args)
+    unknown = [k for k, _ in args.sweep if k not in base]
+    if unknown:
+        raise ValueError(
+            f"{recipe.name}: --sweep keys must be options of the model "
+            f"({sorted(recipe.config)}). Received: {unknown}"
+        )
+    data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
+    results = []
+    for folder, overrides, seed in _runs(args):
+        config = dict(base, seed=seed)
+        for key, value in overrides.items():
+            config[key] = type(base[key])(value) if base[key] is not None else value
+        work_dir = os.path.join(args.work_dir, folder) if folder else args.work_dir
+        record = _fit_one(recipe, args, config, data_dir, work_dir)
+        results.append((record, work_dir, overrides, seed))
+    trained = [r for r in results if r[0] is not None]
+    if not trained:
+        raise RuntimeError(f"{recipe.name}: no run saved a checkpoint ({recipe.monitor[0]}).")
+    sign = 1 if recipe.monitor[1] == "min" else -1
+    record, work_dir, overrides, seed = min(trained, key=lambda r: sign * r[0]["value"])
+    best = os.path.join(args.work_dir, "best.keras")
+    if work_dir != args.work_dir:
+        shutil.copyfile(os.path.join(work_dir, "best.keras"), best)
+        with open(os.path.join(args.work_dir, "best.json"), "w", encoding="utf-8") as f:
+            json.dump(dict(record, run=work_dir, seed=seed, **overrides), f)
+    print(json.dumps({"model": recipe.name, "selected": best, **record}))
+    if args.export:
+        from keras_seqmodels import export
+
+        model = keras.saving.load_model(best, compile=False, safe_mode=True)
+        export.exporter_for(recipe.name)(model, args.export)
+        print(f"{recipe.name}: exported to {args.export}")
+    return 0
+
+
+def _fit_one(recipe, args, config, data_dir, work_dir):
+    os.makedirs(work_dir, exist_ok=True)
+    with open(os.path.join(work_dir, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(config, f, indent=1, sort_keys=True)
+    keras.utils.set_random_seed(config["seed"])
+    train_data = recipe.load_data(data_dir, "train", args.smoke, config)
+    validation = recipe.load_data(data_dir, "validation", args.smoke, config)
+    with distribution.scope(args) as setup:
+        model = recipe.build_model(config)
+        options = recipe.compile(config)
+        if args.smoke:  # a few steps: tracing beats compiling with XLA
+            options.setdefault("jit_compile", False)
+        setup.compile(model, **options)
+        if args.init_from:
+            source = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
+            model.set_weights(source.get_weights())
+        if recipe.prepare is not None:
+            recipe.prepare(model, train_data, config, work_dir)
+        monitor, mode = recipe.monitor
+        extra = recipe.callbacks(config, work_dir, train_data) if recipe.callbacks else []
+        callbacks = [
+            *extra,
+            Clock(args.time_budget),
+            BestCheckpoint(os.path.join(work_dir, "best.keras"), monitor, mode),
+            AtomicBackupAndRestore(os.path.join(work_dir, "backup"), delete_checkpoint=False),
+            keras.callbacks.CSVLogger(os.path.join(work_dir, "history.csv"), append=True),
+        ]
+        model.fit(
+            **setup.fit_inputs(train_data, shuffle=True, seed=config["seed"]),
+            validation_data=setup.validation_data(validation),
+            epochs=args.epochs,
+            callbacks=callbacks,
+            verbose=args.verbose,
+        )
+    return read_record(os.path.join(work_dir, "best.json"))
+
+
+def load_model(recipe, path=None):
+    """``path`` (a ``.keras`` file), or the shipped artifact (checked)."""
+    if path:
+        return keras.saving.load_model(path, compile=False, safe_mode=True)
+    from keras_seqmodels import zoo
+
+    return zoo.load_model(recipe.name)
+
+
+def evaluate(recipe, args):
+    """Print the metrics of a model on ``--split``; ``--register`` ships it."""
+    config = dict(arguments.config_of(recipe, args), split=args.split)
+    data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
+    model = load_model(recipe, args.model)
+    metrics = recipe.evaluate(
+        model, recipe.load_data(data_dir, args.split, args.smoke, config), config
+    )
+    print(json.dumps({"model": recipe.name, "split": args.split, **metrics}))
+    if args.register:
+        register(recipe, args.model, args.split, metrics)
+    return 0
+
+
+def register(recipe, model_path, split, metrics):
+    """Ship ``model_path`` with its test metrics and its training record."""
+    from keras_seqmodels.zoo.registry import register_model
+
+    if not model_path or split != "test":
+        raise ValueError(f"{recipe.name}: --register needs --model PATH and --split test.")
+    folder = os.path.dirname(os.path.abspath(model_path))
+    extra = {}
+    record = read_record(os.path.join(folder, "best.json"))
+    if record is not None:
+        extra["selection"] = record
+    history = os.path.join(record.get("run", folder) if record else folder, "history.csv")
+    if os.path.isfile(history):
+        with open(history, encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        extra["training_time_s"] = round(sum(float(r.get("seconds") or 0) for r in rows))
+    return register_model(
+        recipe.name,
+        model_path,
+        task=recipe.task,
+        metrics={f"test_{k}": v for k, v in metrics.items()},
+        data=recipe.data,
+        command=f"seqmodels evaluate {recipe.name} --split test",
+        card=recipe.card,
+        extra=extra,
+    )

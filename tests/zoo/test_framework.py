@@ -1,0 +1,233 @@
+"""The zoo recipe framework: smoke training of every ported model through
+``seqmodels train NAME --epochs 1 --smoke`` (TensorFlow), the JAX
+``keras.distribution`` data-parallel path on 2 CPU devices, and resuming a
+run that was killed."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from keras_seqmodels.cli.main import main
+from keras_seqmodels.zoo import framework
+from keras_seqmodels.zoo.models import MODEL_PACKAGES
+
+PORTED = ["mnist-renet", "ntm-copy"]
+
+# A tiny model, the same for the in-process and the subprocess tests.
+TINY = textwrap.dedent(
+    """
+    import numpy as np
+    from keras_seqmodels.zoo.framework import Recipe
+
+    def load_data(data_dir, split, smoke, config):
+        rng = np.random.default_rng(["train", "validation", "test"].index(split))
+        x = rng.normal(size=(32, 3)).astype("float32")
+        return x, (x.sum(-1, keepdims=True) > 0).astype("float32")
+
+    def build_model(config):
+        import keras
+        return keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+
+    def compile_args(config):
+        import keras
+        return dict(optimizer=keras.optimizers.SGD(config["learning_rate"]),
+                    loss=keras.losses.BinaryCrossentropy(from_logits=True))
+
+    def evaluate(model, data, config):
+        return {"loss": float(np.mean((model.predict(data[0], verbose=0) > 0) != data[1]))}
+
+    TINY = Recipe(name="tiny", config={"epochs": 4, "batch_size": 8, "learning_rate": 0.1},
+                  build_model=build_model, load_data=load_data, compile=compile_args,
+                  evaluate=evaluate)
+    """
+)
+namespace = {}
+exec(TINY, namespace)  # noqa: S102 (the test's own source, shared with the subprocess)
+TINY_RECIPE = namespace["TINY"]
+
+
+def test_every_zoo_model_has_a_folder_and_ported_ones_a_recipe():
+    from keras_seqmodels.cli.recipe_commands import load_recipe
+
+    assert set(PORTED) <= set(MODEL_PACKAGES)
+    for name in PORTED:
+        recipe = load_recipe(name)
+        assert isinstance(recipe, framework.Recipe) and recipe.name == name
+
+
+@pytest.mark.parametrize("name", PORTED)
+def test_smoke_training_selects_a_checkpoint_and_evaluates_it(name, tmp_path, capsys):
+    work = tmp_path / "run"
+    assert (
+        main(["train", name, "--epochs", "1", "--smoke", "--work-dir", str(work), "--verbose", "0"])
+        == 0
+    )
+    record = json.loads((work / "best.json").read_text())
+    assert record["epoch"] == 1 and np.isfinite(record["value"])
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "evaluate",
+                name,
+                "--smoke",
+                "--split",
+                "validation",
+                "--model",
+                str(work / "best.keras"),
+            ]
+        )
+        == 0
+    )
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["model"] == name and result["split"] == "validation" and len(result) > 2
+
+
+def test_help_lists_the_common_options(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["train", "mnist-renet", "--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    for option in (
+        "--data-dir",
+        "--work-dir",
+        "--seeds",
+        "--sweep",
+        "--time-budget",
+        "--strategy",
+        "--precision",
+        "--smoke",
+        "--units",
+        "--learning-rate",
+    ):
+        assert option in text, option
+    for choice in ("mirrored", "multi-worker", "tpu", "mixed_bfloat16"):
+        assert choice in text, choice
+
+
+def test_missing_data_folder_names_the_option(tmp_path):
+    from keras_seqmodels.zoo.models.mnist_renet.recipe import RECIPE
+
+    with pytest.raises(FileNotFoundError, match="--data-dir"):
+        framework.main(RECIPE, "evaluate", ["--data-dir", str(tmp_path)])
+
+
+def _epochs(work):
+    with open(work / "history.csv", encoding="utf-8") as f:
+        return [int(row["epoch"]) for row in csv.DictReader(f)]
+
+
+def test_a_killed_run_resumes_where_it_stopped(tmp_path, monkeypatch):
+    import keras
+
+    class Killed(Exception):
+        pass
+
+    class KillInEpochThree(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if self.model.optimizer.iterations.numpy() >= 2 * 4 + 2:
+                raise Killed()
+
+    killing = framework.Recipe(
+        **{**TINY_RECIPE.__dict__, "callbacks": lambda *a: [KillInEpochThree()]}
+    )
+    work = tmp_path / "run"
+    argv = ["--work-dir", str(work), "--verbose", "0"]
+    with pytest.raises(Killed):
+        framework.main(killing, "train", argv)
+    assert _epochs(work) == [0, 1]
+    best = json.loads((work / "best.json").read_text())
+    framework.main(TINY_RECIPE, "train", argv)
+    # Epochs 0 and 1 are not trained again; the run continues at epoch 2.
+    assert _epochs(work) == [0, 1, 2, 3]
+    after = json.loads((work / "best.json").read_text())
+    assert after["value"] <= best["value"]
+
+
+def test_seeds_and_sweep_select_the_best_run(tmp_path):
+    work = tmp_path / "runs"
+    framework.main(
+        TINY_RECIPE,
+        "train",
+        [
+            "--work-dir",
+            str(work),
+            "--verbose",
+            "0",
+            "--epochs",
+            "2",
+            "--seeds",
+            "1,2",
+            "--sweep",
+            "learning_rate=0.1,0.01",
+        ],
+    )
+    runs = sorted(p.name for p in work.iterdir() if p.is_dir())
+    assert runs == [
+        "learning_rate=0.01-seed=1",
+        "learning_rate=0.01-seed=2",
+        "learning_rate=0.1-seed=1",
+        "learning_rate=0.1-seed=2",
+    ]
+    values = {r: json.loads((work / r / "best.json").read_text())["value"] for r in runs}
+    chosen = json.loads((work / "best.json").read_text())
+    assert chosen["value"] == min(values.values())
+    assert os.path.basename(chosen["run"]) == min(values, key=values.get)
+    assert (work / "best.keras").is_file()
+
+
+def test_time_budget_stops_training(tmp_path):
+    work = tmp_path / "run"
+    framework.main(
+        TINY_RECIPE,
+        "train",
+        ["--work-dir", str(work), "--verbose", "0", "--epochs", "50", "--time-budget", "1e-9"],
+    )
+    assert _epochs(work) == [0]
+
+
+JAX_SCRIPT = TINY + textwrap.dedent(
+    """
+    import json, sys
+    import keras
+    from keras_seqmodels.zoo import framework
+
+    seen = {}
+    def build_and_record(config):
+        model = build_model(config)
+        seen["distribution"] = type(keras.distribution.distribution()).__name__
+        seen["devices"] = len(model.weights[0].value.sharding.device_set)
+        return model
+
+    recipe = framework.Recipe(**{**TINY.__dict__, "build_model": build_and_record})
+    framework.main(recipe, "train", ["--work-dir", sys.argv[1], "--verbose", "0",
+                                     "--strategy", "mirrored", "--epochs", "2"])
+    print("RESULT", json.dumps(seen))
+    """
+)
+
+
+def test_jax_data_parallel_on_two_cpu_devices(tmp_path):
+    env = dict(
+        os.environ,
+        KERAS_BACKEND="jax",
+        JAX_PLATFORMS="cpu",
+        XLA_FLAGS="--xla_force_host_platform_device_count=2",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", JAX_SCRIPT, str(tmp_path / "run")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = [x for x in done.stdout.splitlines() if x.startswith("RESULT")][-1]
+    assert json.loads(line[len("RESULT") :]) == {"distribution": "DataParallel", "devices": 2}
+    assert (tmp_path / "run" / "best.keras").is_file()
