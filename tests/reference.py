@@ -62,11 +62,21 @@ def lstm(x, states, w):
 def gru(x, states, w):
     (h,) = states
     u = w["recurrent_kernel"].shape[0]
-    z = _affine(x, w)
     r_k = w["recurrent_kernel"]
-    upd = sigmoid(z[:, :u] + h @ r_k[:, :u])
-    rst = sigmoid(z[:, u : 2 * u] + h @ r_k[:, u : 2 * u])
-    cand = np.tanh(z[:, 2 * u :] + (rst * h) @ r_k[:, 2 * u :])
+    bias = w.get("bias")
+    if w.get("reset_after", bias is not None and bias.ndim == 2):
+        # Keras/cuDNN/PyTorch form: bias rows are (input, recurrent).
+        b_in, b_rec = (0.0, 0.0) if bias is None else (bias[0], bias[1])
+        z = x @ w["kernel"] + b_in
+        a = h @ r_k + b_rec
+        upd = sigmoid(z[:, :u] + a[:, :u])
+        rst = sigmoid(z[:, u : 2 * u] + a[:, u : 2 * u])
+        cand = np.tanh(z[:, 2 * u :] + rst * a[:, 2 * u :])
+    else:
+        z = _affine(x, w)
+        upd = sigmoid(z[:, :u] + h @ r_k[:, :u])
+        rst = sigmoid(z[:, u : 2 * u] + h @ r_k[:, u : 2 * u])
+        cand = np.tanh(z[:, 2 * u :] + (rst * h) @ r_k[:, 2 * u :])
     h_new = upd * h + (1 - upd) * cand
     return h_new, [h_new]
 
@@ -88,4 +98,6 @@ def cell_weights(cell):
     out = {}
     for v in cell.weights:
         out[v.path.split("/")[-1]] = np.asarray(v.numpy(), dtype=np.float64)
+    if hasattr(cell, "reset_after"):
+        out["reset_after"] = np.asarray(cell.reset_after)
     return out

@@ -104,6 +104,9 @@ class RecurrentCell(keras.layers.Layer, DropoutRNNCell):
     def _bias_initializer(self):
         return self.bias_initializer
 
+    def _bias_shape(self):
+        return (self.num_blocks * self.units,)
+
     def build(self, input_shape):
         name = type(self).__name__
         if input_shape is None or len(input_shape) != 2:
@@ -129,7 +132,7 @@ class RecurrentCell(keras.layers.Layer, DropoutRNNCell):
         )
         if self.use_bias:
             self.bias = self.add_weight(
-                shape=(width,),
+                shape=self._bias_shape(),
                 name="bias",
                 initializer=self._bias_initializer(),
                 regularizer=self.bias_regularizer,

@@ -117,6 +117,60 @@ def gru_step(z, h, recurrent_kernel, activation, recurrent_activation, h_dropped
     return u * h + (1.0 - u) * h_tilde
 
 
+def gru_reset_after_step(
+    z,
+    h,
+    recurrent_kernel,
+    recurrent_bias,
+    activation,
+    recurrent_activation,
+    h_dropped=None,
+):
+    """GRU step with the reset gate applied after the recurrent product.
+
+    With ``a = U h + rb`` split as ``[a_u, a_r, a_h]``:
+    u = σ(z_u + a_u), r = σ(z_r + a_r),
+    h̃ = tanh(z_h + r ⊙ a_h), h' = u ⊙ h + (1 - u) ⊙ h̃.
+
+    This is the form of ``keras.layers.GRU`` (``reset_after=True``, its
+    default), cuDNN and ``torch.nn.GRU``: the whole recurrent product is one
+    matrix product, and the recurrent bias ``rb`` of the candidate is inside
+    the reset gate, so it cannot be folded into the input bias.
+
+    Args:
+        z: input projection ``x W + b_input`` as ``[z_u, z_r, z_h]``,
+            ``(batch, 3 * units)``.
+        h: previous state, ``(batch, units)``.
+        recurrent_kernel: ``[U_u, U_r, U_h]``, ``(units, 3 * units)``.
+        recurrent_bias: ``rb``, ``(3 * units,)``, or ``None`` for none.
+        activation: the candidate's non-linearity (``tanh``).
+        recurrent_activation: the gates' non-linearity (``sigmoid``).
+        h_dropped: ``h`` after recurrent dropout, used inside the matrix
+            product only (the leak term keeps the undropped state).
+
+    Returns:
+        ``h(t)``, ``(batch, units)``.
+
+    Example:
+
+    >>> import numpy as np
+    >>> z = np.array([[0.0, 0.0, 2.0]])  # u = r = 0.5
+    >>> rb = np.array([0.0, 0.0, 2.0])  # candidate tanh(2 + 0.5 * 2)
+    >>> h = gru_reset_after_step(
+    ...     z, np.ones((1, 1)), np.zeros((1, 3)), rb, ops.tanh, ops.sigmoid)
+    >>> round(float(h[0, 0]), 4)
+    0.9975
+    """
+    a = ops.matmul(h if h_dropped is None else h_dropped, recurrent_kernel)
+    if recurrent_bias is not None:
+        a = a + recurrent_bias
+    units = recurrent_kernel.shape[0]
+    a_ur = z[:, : 2 * units] + a[:, : 2 * units]
+    u, r = ops.split(recurrent_activation(a_ur), 2, axis=-1)
+    h_tilde = activation(z[:, 2 * units :] + r * a[:, 2 * units :])
+    return u * h + (1.0 - u) * h_tilde
+
+
 def gated_step(z, s, recurrent_kernel, activation, recurrent_activation, s_dropped=None):
     """Single-gate unit: s' = (1 - g) ⊙ s + g ⊙ f(W x + W' s + b).
 

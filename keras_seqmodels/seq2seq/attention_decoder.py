@@ -1,5 +1,7 @@
 """A recurrent decoder conditioned on an encoder, with attention."""
 
+import functools
+
 import keras
 from keras import ops
 
@@ -9,7 +11,9 @@ from keras_seqmodels.layers import Recurrent
 from keras_seqmodels.seq2seq import decoding
 from keras_seqmodels.utils import validation
 
-CELLS = {"lstm": LSTMCell, "gru": GRUCell}
+# Saved models rebuild their cells from `cell_type`, so "gru" stays the
+# reset-before GRU they were trained with (GRUCell's default is reset after).
+CELLS = {"lstm": LSTMCell, "gru": functools.partial(GRUCell, reset_after=False)}
 ATTENTION = ("multiplicative", "additive", "none")
 SAMPLING = ("sample", "argmax")
 

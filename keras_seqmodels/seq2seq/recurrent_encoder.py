@@ -1,5 +1,7 @@
 """Embedding plus a stack of (bidirectional) recurrent layers."""
 
+import functools
+
 import keras
 from keras import ops
 
@@ -7,7 +9,9 @@ from keras_seqmodels.cells import GRUCell, LSTMCell
 from keras_seqmodels.layers import Recurrent
 from keras_seqmodels.utils import validation
 
-CELLS = {"lstm": LSTMCell, "gru": GRUCell}
+# Saved models rebuild their cells from `cell_type`, so "gru" stays the
+# reset-before GRU they were trained with (GRUCell's default is reset after).
+CELLS = {"lstm": LSTMCell, "gru": functools.partial(GRUCell, reset_after=False)}
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")

@@ -20,6 +20,7 @@ CELLS = {
     "LSTMCell": lambda **kw: ks.cells.LSTMCell(5, **kw),
     "LSTMCell_peep": lambda **kw: ks.cells.LSTMCell(5, use_peepholes=True, **kw),
     "GRUCell": lambda **kw: ks.cells.GRUCell(5, **kw),
+    "GRUCell_before": lambda **kw: ks.cells.GRUCell(5, reset_after=False, **kw),
     "GatedCell": lambda **kw: ks.cells.GatedCell(5, **kw),
 }
 
@@ -129,8 +130,21 @@ def test_golden_lstm_with_forget_bias_one():
     np.testing.assert_allclose([h1, h2], [0.2153197, 0.5231028], rtol=1e-5)
 
 
-def test_golden_gru():
+def test_golden_gru_reset_after():
     out, _ = _golden_layer(ks.cells.GRUCell(1, **CONST))
+    # Both bias rows (input and recurrent) are 0.1; the recurrent one of the
+    # candidate sits inside the reset gate.
+    u1 = r1 = sig(0.7)
+    h1 = (1 - u1) * math.tanh(0.6 + r1 * 0.1)
+    a = -0.25 * h1 + 0.1
+    u2 = r2 = sig(1.1 + a)
+    h2 = u2 * h1 + (1 - u2) * math.tanh(1.1 + r2 * a)
+    np.testing.assert_allclose(out, [h1, h2], rtol=1e-6)
+    np.testing.assert_allclose([h1, h2], [0.1934078, 0.3425049], rtol=1e-5)
+
+
+def test_golden_gru_reset_before():
+    out, _ = _golden_layer(ks.cells.GRUCell(1, reset_after=False, **CONST))
     u1 = sig(0.6)
     h1 = (1 - u1) * math.tanh(0.6)
     u2, r2 = sig(1.1 - 0.25 * h1), sig(1.1 - 0.25 * h1)
