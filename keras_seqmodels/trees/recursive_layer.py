@@ -143,10 +143,17 @@ class RecursiveLayer(keras.layers.Layer):
         b, n = shape[0], shape[1]
         m = b * n
         k = self.arity
+        if static and m == 0:
+            # No node: the loop has nothing to do (JAX traces its body anyway,
+            # and a take from an empty axis fails while tracing).
+            return (
+                ops.zeros((b, n, self.units), self.compute_dtype),
+                ops.zeros((b, self.units), self.compute_dtype),
+            )
         zero_row, sink = m, m + 1  # read for absent children / written by no-ops
 
         z = self.project(ops.cast(x, self.compute_dtype))
-        z = ops.reshape(z, (m, -1))
+        z = ops.reshape(z, (m, ops.shape(z)[-1]))  # (m, -1) is ambiguous when m = 0
         z = ops.concatenate([z, ops.zeros((2, ops.shape(z)[1]), z.dtype)], 0)
         offsets = ops.reshape(ops.arange(b, dtype="int32") * n, (-1, 1, 1))
         glob = ops.where(children >= 0, children + offsets, zero_row)
@@ -163,8 +170,19 @@ class RecursiveLayer(keras.layers.Layer):
         if static:
             width, steps = b, 2 * n
         else:
-            width = ops.cast(ops.max(counts[:n]), "int32")
-            steps = ops.cast(ops.max(ops.where(key < n, key, 0)), "int32") + 1
+            # A window of w nodes costs w evaluations however many of them
+            # are real, so a level of c nodes takes ceil(c / w) iterations.
+            # The widest level as window would cost (height x widest level)
+            # on a batch mixing a deep tree and a wide one (quadratic in the
+            # nodes); w >= 2 nodes / height bounds the work by 3 x nodes and
+            # the iterations by 1.5 x height. (`initial`: no max of an empty
+            # tensor on an empty batch or zero nodes.)
+            height = ops.cast(ops.max(ops.where(key < n, key, -1), initial=-1), "int32") + 1
+            real = m - ops.take(counts, n)
+            widest = ops.cast(ops.max(counts[:n], initial=0), "int32")
+            width = ops.minimum(widest, (2 * real + height - 1) // ops.maximum(height, 1))
+            width = ops.maximum(width, 1)
+            steps = ops.sum((counts[:n] + width - 1) // width)
         order = ops.concatenate([order, ops.full((width,), sink, "int32")], 0)
         sorted_key = ops.concatenate([ops.take(key, order[:m]), ops.full((width,), n, "int32")], 0)
         positions = ops.arange(width, dtype="int32")
@@ -178,9 +196,9 @@ class RecursiveLayer(keras.layers.Layer):
             idx = ops.where(valid, window, sink)
             kids = ops.reshape(ops.take(glob, idx, axis=0), (-1,))
             child_states = [
-                ops.reshape(ops.take(s, kids, axis=0), (-1, k, self.units)) for s in states
+                ops.reshape(ops.take(s, kids, axis=0), (width, k, self.units)) for s in states
             ]
-            has_child = ops.reshape(kids != zero_row, (-1, k))
+            has_child = ops.reshape(kids != zero_row, (width, k))
             new = self.compose(ops.take(z, idx, axis=0), child_states, has_child)
             rows = ops.expand_dims(idx, 1)
             states = [ops.scatter_update(s, rows, u) for s, u in zip(states, new)]
@@ -192,9 +210,12 @@ class RecursiveLayer(keras.layers.Layer):
         ]
         _, buffers = ops.fori_loop(0, steps, body, (ops.convert_to_tensor(0, "int32"), buffers))
         nodes = ops.reshape(buffers[0][:m], (b, n, self.units))
-        root = ops.argmax(levels, axis=1)
+        # One padding column more, so that a tree of zero nodes (n = 0) has a
+        # "root" to read: a row of zeros, as a tree of padding nodes gives.
+        padded = ops.pad(nodes, ((0, 0), (0, 1), (0, 0)))
+        root = ops.argmax(ops.pad(levels, ((0, 0), (0, 1)), constant_values=-1), axis=1)
         root_out = ops.take_along_axis(
-            nodes, ops.reshape(ops.cast(root, "int32"), (-1, 1, 1)), axis=1
+            padded, ops.reshape(ops.cast(root, "int32"), (-1, 1, 1)), axis=1
         )
         return nodes, ops.reshape(root_out, (b, self.units))
 
