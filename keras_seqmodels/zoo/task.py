@@ -112,7 +112,9 @@ def task_class(name):
     >>> task_class("ud-ewt-upos").__name__
     'TaggingTask'
     """
-    module = f"keras_seqmodels.zoo.models.{name.replace('-', '_')}.task"
+    from keras_seqmodels.zoo.models import package_name
+
+    module = package_name(name) + ".task"
     try:
         return importlib.import_module(module).TASK
     except ModuleNotFoundError as err:
