@@ -189,17 +189,20 @@ class FourDirectional2D(keras.layers.Layer):
         if pad_h or pad_w:
             x = ops.pad(x, ((0, 0), (0, pad_h), (0, pad_w), (0, 0)))
         gh, gw = (h + pad_h) // ph, (w + pad_w) // pw
-        x = ops.reshape(x, (-1, gh, ph, gw, pw, c))
+        # The batch size is given, not -1: -1 is ambiguous on zero-size inputs.
+        b = ops.shape(x)[0]
+        x = ops.reshape(x, (b, gh, ph, gw, pw, c))
         x = ops.transpose(x, (0, 1, 3, 2, 4, 5))
-        return ops.reshape(x, (-1, gh, gw, ph * pw * c))
+        return ops.reshape(x, (b, gh, gw, ph * pw * c))
 
     @staticmethod
     def _sweep_rows(bidirectional, grid, training):
         # All rows of all images form one batch of sequences over columns.
         shape = ops.shape(grid)
-        rows = ops.reshape(grid, (-1, shape[2], grid.shape[-1]))
+        # No -1 in the shapes: it is ambiguous when a side is zero.
+        rows = ops.reshape(grid, (shape[0] * shape[1], shape[2], grid.shape[-1]))
         out = bidirectional(rows, training=training)
-        return ops.reshape(out, (-1, shape[1], shape[2], out.shape[-1]))
+        return ops.reshape(out, (shape[0], shape[1], shape[2], out.shape[-1]))
 
     def _sweep_columns(self, grid, training):
         transposed = ops.transpose(grid, (0, 2, 1, 3))
@@ -217,6 +220,11 @@ class FourDirectional2D(keras.layers.Layer):
                 f"was built with them). Received shape {shape}"
             )
         validation.check_float_dtype(self.name, "inputs", inputs.dtype)
+        if 0 in shape[:3]:
+            # No image, row or column: nothing to sweep, an empty result (a
+            # recurrent run over zero sequences fails on JAX).
+            out = self.compute_output_shape(shape)
+            return ops.zeros((shape[0], *out[1:]), self.compute_dtype)
         grid = self._patches(inputs)
         horizontal = self._sweep_rows(self.horizontal, grid, training)
         if self.arrangement == "renet":
