@@ -1,19 +1,45 @@
 """``seqmodels export NAME DIR``: write a zoo model as a SavedModel."""
 
+import os
+
+from keras_seqmodels.cli import options
+
 
 def _export(args):
     from keras_seqmodels import export
     from keras_seqmodels.cli.main import UserError
 
-    options = {}
+    export_options = {}
     if args.beam is not None:
-        options["beam_size"] = args.beam
+        export_options["beam_size"] = args.beam
+    source = args.name
+    if source.endswith(".keras"):
+        source = _load_keras_file(source)
+    if os.path.isdir(args.directory) and os.listdir(args.directory):
+        raise UserError(f"{args.directory} is not empty; give a new or empty folder")
     try:
-        export.export(args.name, args.directory, **options)
+        export.export(source, args.directory, **export_options)
     except FileExistsError as err:
         raise UserError(str(err)) from err
     print(f"wrote {args.directory} (SavedModel; signature 'serving_default')")
     return 0
+
+
+def _load_keras_file(path):
+    import keras
+
+    from keras_seqmodels.cli.main import UserError
+
+    if not os.path.isfile(path):
+        raise UserError(f"no such .keras file: {path}")
+    try:
+        return keras.saving.load_model(path, compile=False, safe_mode=True)
+    except Exception as err:  # a corrupt or foreign file: one line
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise UserError(
+            f"cannot load {path} as a Keras model ({type(err).__name__}: {first}); "
+            "give a model saved with model.save"
+        ) from None
 
 
 def register(subparsers):
@@ -38,8 +64,9 @@ def register(subparsers):
     p.add_argument("directory", help="output folder (new or empty)")
     p.add_argument(
         "--beam",
-        type=int,
+        type=options.beam_size,
         default=None,
-        help="beam size of the exported search (translation models)",
+        help=f"beam size of the exported search, 1 to {options.MAX_BEAM} "
+        "(translation models)",
     )
     p.set_defaults(func=_export)

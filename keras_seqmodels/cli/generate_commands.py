@@ -1,5 +1,9 @@
 """``seqmodels generate ptb-lstm --prompt "the company" --length 30``."""
 
+from keras_seqmodels.cli import options
+
+MAX_LENGTH = 10_000  # words per call: each costs one model step
+
 # Layers that act on each position alone: a chain of these and forward
 # Recurrent runners is causal, so its next-word logits after one more word
 # follow from the carried states and that word.
@@ -190,10 +194,6 @@ def _run(args):
     from keras_seqmodels import zoo
     from keras_seqmodels.cli.main import UserError
 
-    if args.length <= 0:
-        raise UserError(f"--length must be a positive integer, got {args.length}")
-    if args.temperature <= 0:
-        raise UserError(f"--temperature must be > 0, got {args.temperature}")
     lm = zoo.load(args.name)
     if not hasattr(lm, "vocabulary"):
         raise UserError(f"{args.name} is not a word-level language model (it has no vocabulary)")
@@ -207,7 +207,10 @@ def register(subparsers):
     parser = subparsers.add_parser("generate", help=text, description=text)
     parser.add_argument("name", help="zoo language model, e.g. ptb-lstm")
     parser.add_argument("--prompt", default="", help="words to continue")
-    parser.add_argument("--length", type=int, default=30, help="words to sample")
-    parser.add_argument("--temperature", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--length", type=options.int_range(1, MAX_LENGTH), default=30,
+                        help=f"words to sample, 1 to {MAX_LENGTH} (default 30)")
+    parser.add_argument("--temperature", type=options.positive_float(), default=1.0,
+                        help="> 0; lower is greedier (default 1)")
+    parser.add_argument("--seed", type=options.seed, default=None,
+                        help="seed of the sampler, 0 to 2**32 - 1 (default: random)")
     parser.set_defaults(func=_run)

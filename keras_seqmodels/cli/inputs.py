@@ -29,11 +29,24 @@ def read_lines(texts, path, example):
     if path:
         if not os.path.isfile(path):
             raise UserError(f"--file: no such file: {path}")
-        with open(path, encoding="utf-8") as f:
-            return f.read().splitlines(), True
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read().splitlines(), True
+        except UnicodeDecodeError as err:
+            raise UserError(f"--file: {path} {_not_utf8(err)}") from None
     if sys.stdin.isatty():
         raise UserError(f"give {example}, --file FILE, or lines on standard input")
-    return sys.stdin.read().splitlines(), False
+    try:
+        return sys.stdin.read().splitlines(), False
+    except UnicodeDecodeError as err:
+        raise UserError(f"standard input {_not_utf8(err)}") from None
+
+
+def _not_utf8(err):
+    return (
+        f"is not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start}); "
+        "give UTF-8 text, one sentence per line"
+    )
 
 
 def write_lines(lines, path=None):

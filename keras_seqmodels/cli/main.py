@@ -1,13 +1,22 @@
 """``seqmodels``: run, train, evaluate and export the zoo's models.
 
 Each sub-command lives in its own module of this package that defines
-``register(subparsers)``; add new modules to ``COMMAND_MODULES``.
+``register(subparsers)``; add new modules to ``COMMAND_MODULES``. A command
+that needs no Keras (``zoo list``) sets ``needs_keras=False`` as a parser
+default; the others get Keras imported (its start-up log hidden) before they
+run.
+
+Every failure ends the same way: one line ``seqmodels COMMAND: error: ...`` on
+standard error (what failed, on what input, what to do) and a non-zero exit
+status, 2 for a usage mistake (bad option, missing file, unknown model,
+unreadable input) and 1 for anything else; ``--debug`` adds the traceback.
 """
 
 import argparse
 import importlib
 import os
 import sys
+import traceback
 
 COMMAND_MODULES = [
     "keras_seqmodels.cli.zoo_commands",
@@ -19,14 +28,38 @@ COMMAND_MODULES = [
     "keras_seqmodels.cli.plot_commands",
     "keras_seqmodels.cli.export_commands",
 ]
+_MAX_MESSAGE = 400  # characters of an error message shown on the one line
+# Option values that name files: shown as "the input" of an unexpected error.
+_PATH_OPTIONS = ("file", "model_path", "input", "log", "name", "model", "directory")
 
 
 class UserError(Exception):
     """A mistake of the user's (bad path, unknown model): one line, exit 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """``argparse`` with a one-line usage error (the usage is in ``--help``)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _add_debug(parser, top=False):
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        # Given after a sub-command, it must not reset the top-level value.
+        default=False if top else argparse.SUPPRESS,
+        help="on an error, also print the Python traceback",
+    )
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _add_debug(sub)
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="seqmodels",
         description="Recurrent and recursive sequence models: the zoo's models "
         "from the command line.",
@@ -35,11 +68,83 @@ def build_parser():
     subparsers.required = True
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
+    _add_debug(parser, top=True)
     return parser
 
 
-def main(argv=None):
+def import_keras(debug=False):
+    """Import Keras (and its backend) with TensorFlow's native start-up log
+    hidden: TensorFlow and XLA write absl lines on file descriptor 2 while
+    loading, before any log level is read, so it points to /dev/null during
+    the import (restored after it, also when the import fails)."""
+    if "keras" in sys.modules:
+        return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    saved = None
+    if not debug:
+        try:
+            sys.stderr.flush()
+            saved = os.dup(2)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            os.close(devnull)
+        except (OSError, ValueError):
+            saved = None
+    try:
+        import keras  # noqa: F401  (also registers the package's classes)
+    finally:
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _inputs(args):
+    seen = []
+    for option in _PATH_OPTIONS:
+        value = getattr(args, option, None)
+        if isinstance(value, str) and value and os.path.exists(value) and value not in seen:
+            seen.append(value)
+    return seen
+
+
+def _first_line(err):
+    text = " ".join(str(err).split()) if str(err) else ""
+    if len(text) > _MAX_MESSAGE:
+        text = text[: _MAX_MESSAGE - 3] + "..."
+    return text
+
+
+def describe_error(err, args=None):
+    """``(exit status, message)`` of an exception for the one error line."""
+    if isinstance(err, UserError):
+        return 2, _first_line(err)
+    if isinstance(err, KeyError):  # the zoo's unknown-model error
+        return 2, _first_line(err.args[0] if err.args else err)
+    if isinstance(err, (FileNotFoundError, NotADirectoryError, IsADirectoryError)):
+        if err.filename is not None:
+            return 2, f"{err.strerror or type(err).__name__}: {err.filename}"
+        return 2, _first_line(err)
+    if isinstance(err, UnicodeDecodeError):
+        where = ", ".join(_inputs(args)) if args is not None else ""
+        return 2, (
+            f"{where or 'the input'} is not UTF-8 text (byte 0x{err.object[err.start]:02x} "
+            f"at offset {err.start}); give a UTF-8 text file"
+        )
+    if isinstance(err, ModuleNotFoundError) and err.name:
+        module = err.name.split(".")[0]
+        return 1, f"this command needs the Python package {module!r}: pip install {module}"
+    if isinstance(err, MemoryError):
+        return 1, "out of memory; try a smaller --batch-size or shorter inputs"
+    inputs = _inputs(args) if args is not None else []
+    on = f" (input: {', '.join(inputs)})" if inputs else ""
+    message = _first_line(err)
+    return 1, (
+        f"{type(err).__name__}{': ' + message if message else ''}{on}; "
+        "run again with --debug for the traceback"
+    )
+
+
+def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     # "plot curves", "zoo info": name the sub-command in messages too.
@@ -48,16 +153,9 @@ def main(argv=None):
                          getattr(args, "plot_command", None)) if v
     )
     try:
+        if getattr(args, "needs_keras", True):
+            import_keras(debug=args.debug)
         result = args.func(args)
-    except (UserError, FileNotFoundError, KeyError, NotADirectoryError) as err:
-        message = err.args[0] if err.args else str(err)
-        print(f"seqmodels {command}: error: {message}", file=sys.stderr)
-        return 2
-    except ModuleNotFoundError as err:  # an optional package removed after install
-        package = (err.name or str(err)).split(".")[0]
-        print(f"seqmodels {command}: error: this command needs the Python package "
-              f"'{package}': pip install {package}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print(f"seqmodels {command}: interrupted", file=sys.stderr)
         return 130
@@ -65,6 +163,12 @@ def main(argv=None):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # no second error at exit
         return 1
+    except Exception as err:  # one line for every failure; details with --debug
+        if args.debug:
+            traceback.print_exc()
+        code, message = describe_error(err, args)
+        print(f"seqmodels {command}: error: {message}", file=sys.stderr)
+        return code
     return 0 if result is None else int(result)
 
 

@@ -13,7 +13,10 @@ drawing code is ``keras_seqmodels.utils.plotting``.
 
 import os
 
+from keras_seqmodels.cli import options
+
 NTM_ZOO_MODEL = "ntm-copy"
+MAX_NTM_LENGTH = 1000  # the picture has one column per step
 
 
 def _check_output(path):
@@ -50,6 +53,12 @@ def _curves(args):
     _check_output(args.output)
     try:
         history = plotting.load_history(args.log)
+    except UnicodeDecodeError:
+        raise UserError(f"{args.log} is not a text log (not UTF-8); give a Keras "
+                        "CSVLogger CSV or a JSON history") from None
+    except plotting.PlotError as err:
+        raise UserError(str(err)) from None
+    try:
         metrics = args.metrics.split(",") if args.metrics else None
         title = args.title if args.title is not None else os.path.basename(args.log)
         plotting.plot_history(history, args.output, title=title, metrics=metrics)
@@ -95,8 +104,6 @@ def _ntm(args):
     from keras_seqmodels.utils import plotting
 
     _check_output(args.output)
-    if args.length < 1:
-        raise UserError(f"--length must be a positive integer; got {args.length}")
     if args.model_path:
         model = _load_keras(args.model_path, "--model-path")
         name = os.path.basename(args.model_path)
@@ -153,7 +160,7 @@ def register(subparsers):
     p.add_argument("-o", "--output", default="curves.png", help="PNG to write")
     p.add_argument("--metrics", help="comma-separated metrics to draw (default: all)")
     p.add_argument("--title", default=None, help="figure title (default: the log's name)")
-    p.set_defaults(func=_curves)
+    p.set_defaults(func=_curves, needs_keras=False)
 
     p = sub.add_parser(
         "attention",
@@ -180,7 +187,9 @@ def register(subparsers):
     p.add_argument("--model", default=NTM_ZOO_MODEL, help="zoo model name")
     p.add_argument("--model-path", default=None, help="a .keras file with an NTM layer")
     p.add_argument("--input", default=None, help="a .npy array (time, features)")
-    p.add_argument("--length", type=int, default=10,
-                   help="length of the default copy sequence (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the default copy sequence")
+    p.add_argument("--length", type=options.int_range(1, MAX_NTM_LENGTH), default=10,
+                   help=f"length of the default copy sequence, 1 to {MAX_NTM_LENGTH} "
+                   "(default 10)")
+    p.add_argument("--seed", type=options.seed, default=0,
+                   help="seed of the default copy sequence (default 0)")
     p.set_defaults(func=_ntm)

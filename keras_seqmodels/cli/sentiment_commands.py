@@ -21,6 +21,7 @@ import os
 import re
 import sys
 
+from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
 
 DEFAULT_MODEL = "sst-treelstm"
@@ -144,8 +145,6 @@ def _sentiment(args):
     from keras_seqmodels.trees import TreeError
     from keras_seqmodels.trees.serving import root_probabilities
 
-    if args.batch_size < 1:
-        raise UserError(f"--batch-size must be a positive integer; got {args.batch_size}")
     lines, from_file = read_lines(
         args.text, args.file, 'a sentence ("A gorgeous, witty movie."), a bracketed tree'
     )
@@ -205,7 +204,8 @@ def register(subparsers):
                    "line is a tree; text: every line is plain text")
     p.add_argument("--probabilities", action="store_true",
                    help="also print the class probabilities after a tab")
-    p.add_argument("--batch-size", type=int, default=64, help="trees per model call")
+    p.add_argument("--batch-size", type=options.positive_int, default=64,
+                   help="trees per model call (>= 1, default 64)")
     p.add_argument("--model", default=DEFAULT_MODEL, help="zoo model name")
     p.add_argument("--model-path", default=None,
                    help="a .keras tree classifier file instead of the zoo model")

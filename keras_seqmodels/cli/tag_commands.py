@@ -3,6 +3,7 @@
 import os
 import sys
 
+from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
 
 
@@ -13,9 +14,16 @@ def load_tagger(model_name="ud-ewt-upos", model_path=None):
     from keras_seqmodels import zoo
 
     if model_path:
-        import keras_seqmodels  # noqa: F401  (registers the layers)
+        from keras_seqmodels.cli.main import UserError
 
-        return keras.saving.load_model(model_path, compile=False, safe_mode=True)
+        try:
+            return keras.saving.load_model(model_path, compile=False, safe_mode=True)
+        except Exception as err:  # a corrupt or foreign file: one line
+            first = str(err).splitlines()[0] if str(err) else ""
+            raise UserError(
+                f"--model-path: cannot load {model_path} as a Keras model "
+                f"({type(err).__name__}: {first}); give a tagger saved with model.save"
+            ) from None
     return zoo.load(model_name).model
 
 
@@ -40,8 +48,6 @@ def _run(args):
     from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.cli.translate_commands import _Progress
 
-    if args.batch_size < 1:
-        raise UserError(f"--batch-size must be a positive integer; got {args.batch_size}")
     if args.model_path and not os.path.isfile(args.model_path):
         raise UserError(f"--model-path: no such file: {args.model_path}")
     lines, from_file = read_lines(
@@ -72,7 +78,8 @@ def register(subparsers):
     parser.add_argument("--file", help="a UTF-8 text file, one sentence per line "
                         "(progress bar on standard error; blank lines stay blank)")
     parser.add_argument("--output", help="write the tagged lines here (default stdout)")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences per model call")
+    parser.add_argument("--batch-size", type=options.positive_int, default=64,
+                        help="sentences per model call (>= 1, default 64)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--model", default="ud-ewt-upos", help="zoo tagger name")
     parser.add_argument("--model-path", default=None, help="a .keras tagger file instead")

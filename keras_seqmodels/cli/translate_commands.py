@@ -11,6 +11,7 @@ order. With ``--file`` a progress bar goes to standard error.
 import sys
 import time
 
+from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
 
 DEFAULT_MODEL = "multi30k-en-de"
@@ -54,10 +55,6 @@ def translate_lines(model, lines, beam_size=None, batch_size=32, progress=None):
 
 
 def _translate(args):
-    from keras_seqmodels.cli.main import UserError
-
-    if args.beam is not None and args.beam < 1:
-        raise UserError(f"--beam must be a positive integer; got {args.beam}")
     lines, show_progress = read_lines(
         args.text, args.file, 'a sentence ("A man is riding a bicycle.")'
     )
@@ -83,10 +80,11 @@ def register(subparsers):
     p.add_argument("text", nargs="*", help="sentences to translate")
     p.add_argument("--file", help="a UTF-8 text file, one sentence per line")
     p.add_argument("--output", help="write the translations here (default stdout)")
-    p.add_argument("--beam", type=int, default=None,
-                   help="beam size; 1 = greedy (default: the model's, 5)")
-    p.add_argument("--batch-size", type=int, default=32,
-                   help="sentences per decoding call")
+    p.add_argument("--beam", type=options.beam_size, default=None,
+                   help=f"beam size, 1 to {options.MAX_BEAM}; 1 = greedy "
+                   "(default: the model's, 5)")
+    p.add_argument("--batch-size", type=options.positive_int, default=32,
+                   help="sentences per decoding call (>= 1, default 32)")
     p.add_argument("--model", default=DEFAULT_MODEL, help="zoo model name")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_translate)

@@ -1,0 +1,121 @@
+"""``seqmodels --help``, ``zoo list`` and ``zoo info`` start in well under a
+second: they import neither Keras nor TensorFlow. ``zoo list`` fits 100
+columns; ``zoo info`` shows the card's use and license fields."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+from cli_helpers import run_cli
+
+from keras_seqmodels.cli.zoo_commands import MAX_WIDTH, info_lines, list_table
+
+_PROBE = (
+    "import sys; from keras_seqmodels.cli.main import main; code = main({argv!r}); "
+    "print('LOADED', sorted(m for m in ('keras', 'tensorflow', 'jax') if m in sys.modules))"
+)
+
+
+def _cpu_and_wall(argv):
+    """(CPU seconds, wall seconds) of one run of ``argv`` (output discarded)."""
+    before = os.times()
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    wall = time.perf_counter() - start
+    after = os.times()
+    assert done.returncode == 0, done.stderr
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return cpu, wall, done.stdout
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["zoo", "list"], ["zoo", "info", "ud-ewt-upos"]])
+def test_light_commands_import_no_framework(argv):
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(argv=argv)], capture_output=True, text=True,
+        timeout=120,
+    ).stdout
+    if argv == ["--help"]:  # argparse exits before the probe line
+        assert out.startswith("usage: seqmodels")
+        return
+    assert out.splitlines()[-1] == "LOADED []", out[-300:]
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["zoo", "list"], ["zoo", "info", "ud-ewt-upos"]])
+def test_light_commands_start_fast(argv):
+    """Best of 3: under 1 s of CPU, and under 1 s of wall time beyond the
+    start of a bare Python (which a loaded CI machine can make slow)."""
+    script = shutil.which("seqmodels")
+    assert script, "the seqmodels console script is not on PATH"
+    runs, bare = [], []
+    for _ in range(3):
+        runs.append(_cpu_and_wall([script, *argv])[:2])
+        bare.append(_cpu_and_wall([sys.executable, "-c", "pass"])[1])
+    cpu = min(r[0] for r in runs)
+    extra_wall = min(r[1] for r in runs) - min(bare)
+    assert cpu < 1.0, f"seqmodels {' '.join(argv)}: {cpu:.2f} s CPU"
+    assert extra_wall < 1.0, f"seqmodels {' '.join(argv)}: {extra_wall:.2f} s beyond python"
+
+
+def test_zoo_list_fits_100_columns():
+    code, out, err = run_cli(["zoo", "list"])
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == ["name", "size", "task", "test", "metrics"]
+    assert max(len(line) for line in lines) <= MAX_WIDTH, max(lines, key=len)
+    from keras_seqmodels import zoo
+
+    names = [line.split()[0] for line in lines[1:] if line[:1].strip()]
+    assert names == zoo.list_models()
+    # Wrapped cells lose no metric: every "k=v" of the index is printed whole.
+    for name in names:
+        for key in zoo.info(name).get("metrics", {}):
+            if isinstance(zoo.info(name)["metrics"][key], (int, float)):
+                assert f"{key}=" in out, key
+
+
+def test_list_table_wraps_long_cells():
+    entries = {
+        "a-model-with-a-long-name": {
+            "task": "a task described in very many words " * 4,
+            "metrics": {f"metric_number_{i}": i / 3 for i in range(12)},
+            "size_bytes": 123456789,
+        },
+        "b": {"task": "short", "metrics": {}, "size_bytes": 0},
+    }
+    lines = list_table(entries, width=80)
+    assert max(len(line) for line in lines) <= 80
+    text = " ".join(lines)
+    assert all(f"metric_number_{i}=" in text for i in range(12))
+    assert lines[1].startswith("a-model-with-a-long-name  123.5 MB  a task described")
+    assert any(line.startswith("b ") for line in lines)
+
+
+def test_zoo_info_shows_use_license_and_limits():
+    from keras_seqmodels import zoo
+
+    entry = zoo.info("multi30k-en-de")
+    code, out, err = run_cli(["zoo", "info", "multi30k-en-de"])
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) <= MAX_WIDTH
+    flat = " ".join(out.split())
+    for key, label in (("license", "license"), ("domain", "domain"),
+                       ("intended_use", "intended use"), ("limits", "known limits")):
+        if key in entry:
+            assert f"{label} {' '.join(entry[key].split())}" in flat, key
+    code, out, _ = run_cli(["zoo", "info", "multi30k-en-de", "--json"])
+    assert json.loads(out) == entry
+
+
+def test_info_lines_order_and_wrapping():
+    entry = {"license": "CC BY 4.0", "task": "t", "limits": "x " * 100, "zzz_extra": 1}
+    lines = info_lines("m", entry, width=70)
+    assert lines[0] == "m"
+    labels = [line.split()[0] for line in lines[1:] if line[2:3] != " "]
+    assert labels == ["task", "known", "license", "zzz"]
+    assert max(len(line) for line in lines) <= 70
