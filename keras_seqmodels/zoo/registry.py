@@ -25,8 +25,20 @@ CARD_FIELDS = ("domain", "license", "intended_use", "limits")
 
 
 def target_dir(name):
-    """The folder ``register_model`` writes ``name``'s files into."""
-    return os.path.join(os.environ.get(ENV_DIR) or CHECKOUT_ZOO_DIR, name)
+    """The folder ``register_model`` writes ``name``'s files into.
+
+    Raises:
+        FileNotFoundError: no ``$KERAS_SEQMODELS_ZOO_DIR`` and not a source checkout.
+    """
+    root = os.environ.get(ENV_DIR)
+    if not root:
+        if not os.path.isdir(CHECKOUT_ZOO_DIR):
+            raise FileNotFoundError(
+                f"register_model: no source checkout's zoo/ at {CHECKOUT_ZOO_DIR}; register "
+                f"from a checkout, or set {ENV_DIR} to the folder to write into"
+            )
+        root = CHECKOUT_ZOO_DIR
+    return os.path.join(root, name)
 
 
 def _atomic_write_text(path, text):

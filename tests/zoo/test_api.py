@@ -299,3 +299,12 @@ def test_loads_the_bytes_it_hashed_not_a_file_swapped_after(tmp_zoo, tmp_path, m
     monkeypatch.setattr(api, "open", real_open, raising=False)
     with pytest.raises(zoo.ArtifactError, match="refusing to load 'tiny'"):
         zoo.load("tiny")
+
+
+def test_register_writes_beside_the_card_or_names_the_variable(tmp_zoo, tmp_path, monkeypatch):
+    _, artifacts = tmp_zoo
+    assert sorted(os.listdir(artifacts / "tiny")) == ["tiny.keras", "vocab.txt"]
+    monkeypatch.delenv(api.ENV_DIR)
+    monkeypatch.setattr(registry, "CHECKOUT_ZOO_DIR", str(tmp_path / "no-checkout"))
+    with pytest.raises(FileNotFoundError, match="register_model: no source checkout.*ZOO_DIR"):
+        registry.register_model("x", str(tmp_path / "tiny.keras"), "t", {}, "d", "c", "card")
