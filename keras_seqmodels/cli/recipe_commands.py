@@ -32,7 +32,13 @@ def _legacy(name, action, argv):
     script = os.path.join(root, "zoo", name, "recipe.py")
     if not os.path.isfile(script):
         raise KeyError(f"no recipe for zoo model {name!r} (looked for {script})")
-    return subprocess.call([sys.executable, script, action, *argv])
+    # Lines pass through this process's sys.stdout, so callers can capture them.
+    with subprocess.Popen(
+        [sys.executable, script, action, *argv], stdout=subprocess.PIPE, text=True
+    ) as process:
+        for line in process.stdout:
+            sys.stdout.write(line)
+    return process.returncode
 
 
 def _run(action):

@@ -1,5 +1,6 @@
 """The memory zoo models: babi-memn2n on the committed bAbI sample, and the
-ntm-copy recipe's data and metric (its artifact where registered)."""
+ntm-copy data and metric (keras_seqmodels.zoo.models.ntm_copy.data) and its
+artifact where registered."""
 
 import contextlib
 import importlib.util
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from keras_seqmodels import zoo
+from keras_seqmodels.zoo.models.ntm_copy import data as ntm_data
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLE = os.path.join(REPO, "tests", "fixtures", "babi")
@@ -162,7 +164,7 @@ class _Zeros:
 
 
 def test_copy_task_batches_and_bit_error_metric():
-    recipe = load_recipe("ntm-copy")
+    recipe = ntm_data
     x, y, w = recipe.copy_batch(np.random.default_rng(0), 4, 3)
     assert x.shape == (4, 7, 9) and y.shape == (4, 7, 8) and w.shape == (4, 7)
     np.testing.assert_array_equal(x[:, 3, 8], 1.0)  # the delimiter
@@ -175,7 +177,7 @@ def test_copy_task_batches_and_bit_error_metric():
 
 
 def test_padded_copy_batches_match_the_unpadded_layout():
-    recipe = load_recipe("ntm-copy")
+    recipe = ntm_data
     x, y, w, lengths = recipe.padded_batch(np.random.default_rng(0), 64, 6, 15, 3, 0.25)
     assert x.shape == (64, 15, 9) and y.shape == (64, 15, 8) and w.shape == (64, 15)
     assert lengths.min() >= 1 and lengths.max() <= 6 and (lengths > 3).any()
@@ -202,7 +204,7 @@ ntm_registered = pytest.mark.skipif(
 
 @ntm_registered
 def test_ntm_copy_artifact_matches_its_card():
-    recipe = load_recipe("ntm-copy")
+    recipe = ntm_data
     entry = zoo.info("ntm-copy")
     model = zoo.load("ntm-copy").model
     value = recipe.bit_errors(model, 10, 256)
@@ -215,7 +217,7 @@ def test_ntm_copy_artifact_matches_its_card():
 def test_ntm_copy_artifact_copies_fixed_seed_sequences_and_round_trips(tmp_path):
     import keras
 
-    recipe = load_recipe("ntm-copy")
+    recipe = ntm_data
     model = zoo.load("ntm-copy").model
     x, y, w = recipe.copy_batch(np.random.default_rng(7), 32, 20)
     logits = np.asarray(model.predict_on_batch(x))

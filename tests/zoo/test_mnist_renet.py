@@ -23,7 +23,7 @@ def test_index_entry_records_the_card():
     entry = zoo.info("mnist-renet")
     assert entry["metrics"]["test_error_percent"] <= 1.0
     assert entry["card"] == "zoo/mnist-renet/card.md"
-    assert "recipe.py evaluate" in entry["command"]
+    assert entry["command"] == "seqmodels evaluate mnist-renet --split test"
 
 
 def test_takes_raw_pixels_and_returns_ten_scores(model):
