@@ -9,7 +9,8 @@ run.
 Every failure ends the same way: one line ``seqmodels COMMAND: error: ...`` on
 standard error (what failed, on what input, what to do) and a non-zero exit
 status, 2 for a usage mistake (bad option, missing file, unknown model,
-unreadable input) and 1 for anything else; ``--debug`` adds the traceback.
+unreadable input, a missing optional package) and 1 for anything else;
+``--debug`` adds the traceback.
 """
 
 import argparse
@@ -130,9 +131,9 @@ def describe_error(err, args=None):
             f"{where or 'the input'} is not UTF-8 text (byte 0x{err.object[err.start]:02x} "
             f"at offset {err.start}); give a UTF-8 text file"
         )
-    if isinstance(err, ModuleNotFoundError) and err.name:
-        module = err.name.split(".")[0]
-        return 1, f"this command needs the Python package {module!r}: pip install {module}"
+    if isinstance(err, ModuleNotFoundError):  # an optional package not installed
+        module = (err.name or str(err)).split(".")[0]
+        return 2, f"this command needs the Python package {module!r}: pip install {module}"
     if isinstance(err, MemoryError):
         return 1, "out of memory; try a smaller --batch-size or shorter inputs"
     inputs = _inputs(args) if args is not None else []

@@ -130,7 +130,7 @@ def test_missing_optional_dependency_names_the_package(monkeypatch):
     err_ = ModuleNotFoundError("No module named 'sacrebleu'", name="sacrebleu")
     monkeypatch.setattr(zoo_commands, "_list", _failing_command(err_))
     code, _, err = run_cli(["zoo", "list"])
-    assert code == 1
+    assert code == 2
     assert err.splitlines() == [
         "seqmodels zoo list: error: this command needs the Python package 'sacrebleu': "
         "pip install sacrebleu"

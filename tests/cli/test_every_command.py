@@ -46,7 +46,7 @@ def test_zoo_list_shows_scalar_metrics_only():
     code, out, err = run_cli(["zoo", "list"])
     assert code == 0, err
     rows = out.splitlines()
-    assert rows[0].split()[:2] == ["name", "task"]
+    assert rows[0].split()[:3] == ["name", "size", "task"]
     assert len(rows) >= 2
     assert "{" not in out  # per-task breakdowns stay in `zoo info`
 
