@@ -1,7 +1,7 @@
 """``seqmodels train NAME ...`` and ``seqmodels evaluate NAME ...``.
 
 Both import the model's recipe, ``keras_seqmodels.zoo.models.<name>.recipe``
-(hyphens as underscores), and hand its ``RECIPE`` hooks to the recipe
+(hyphens as underscores), and hand its hooks (``Recipe.from_module``) to the recipe
 framework (``keras_seqmodels.zoo.framework``), which parses the options
 (``seqmodels train NAME --help`` lists them).
 """
@@ -23,7 +23,9 @@ def load_recipe(name):
         if err.name not in (module_name, package_name(name)):
             raise
         return None
-    return module.RECIPE
+    from keras_seqmodels.zoo.framework import Recipe
+
+    return Recipe.from_module(module)
 
 
 def _legacy(name, action, argv):

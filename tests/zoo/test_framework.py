@@ -43,7 +43,7 @@ TINY = textwrap.dedent(
         return {"loss": float(np.mean((model.predict(data[0], verbose=0) > 0) != data[1]))}
 
     TINY = Recipe(name="tiny", config={"epochs": 4, "batch_size": 8, "learning_rate": 0.1},
-                  build_model=build_model, load_data=load_data, compile=compile_args,
+                  build_model=build_model, load_data=load_data, compile_options=compile_args,
                   evaluate=evaluate)
     """
 )
@@ -112,10 +112,10 @@ def test_help_lists_the_common_options(capsys):
 
 
 def test_missing_data_folder_names_the_option(tmp_path):
-    from keras_seqmodels.zoo.models.mnist_renet.recipe import RECIPE
+    from keras_seqmodels.cli.recipe_commands import load_recipe
 
     with pytest.raises(FileNotFoundError, match="--data-dir"):
-        framework.main(RECIPE, "evaluate", ["--data-dir", str(tmp_path)])
+        framework.main(load_recipe("mnist-renet"), "evaluate", ["--data-dir", str(tmp_path)])
 
 
 def _epochs(work):

@@ -1,8 +1,9 @@
 """One recipe framework for every zoo model.
 
-A zoo model is a ``Recipe`` of hooks (``build_model``, ``load_data``,
-``compile``, ``evaluate``, a selection metric, optional callbacks and a
-``prepare`` step) in ``keras_seqmodels/zoo/models/<name>/recipe.py``; the
+A zoo model is a module ``keras_seqmodels/zoo/models/<name>/recipe.py`` of
+hooks (``build_model``, ``load_data``, ``compile_options``, ``evaluate``, a
+selection metric ``MONITOR``, optional ``callbacks`` and a ``prepare`` step),
+read into a ``Recipe`` by ``Recipe.from_module``; the
 framework does the rest once for all: common options (``--data-dir``,
 ``--work-dir``, ``--epochs``, ``--batch-size``, ``--seed``/``--seeds``,
 ``--sweep``, ``--time-budget``, ``--strategy``, ``--precision``,

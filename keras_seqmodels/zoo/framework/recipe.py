@@ -27,9 +27,11 @@ class Recipe:
             framework), or a batched ``keras.utils.PyDataset``. With
             ``smoke`` a few examples (generated or from a fixture) and
             ``data_dir`` may be ``None``.
-        compile: ``(config) -> dict`` of ``model.compile`` arguments.
+        compile_options: ``(config) -> dict`` of ``model.compile`` arguments.
         evaluate: ``(model, data, config) -> dict`` of metrics on one split
             (``config["split"]`` names it).
+        evaluation_data: optional ``(data_dir, split, smoke, config) -> data``
+            that ``evaluate`` gets, where it differs from ``load_data``'s.
         monitor: ``(log key, "min" or "max")`` that selects the checkpoint on
             the validation split, e.g. ``("val_accuracy", "max")``.
         data_subdir: the model's folder under ``--data-dir``.
@@ -45,8 +47,9 @@ class Recipe:
     config: dict
     build_model: Callable
     load_data: Callable
-    compile: Callable
+    compile_options: Callable
     evaluate: Callable
+    evaluation_data: Callable | None = None
     monitor: tuple = ("val_loss", "min")
     data_subdir: str | None = None
     callbacks: Callable | None = None
@@ -54,3 +57,27 @@ class Recipe:
     task: str = ""
     data: str = ""
     card: str = ""
+
+    @classmethod
+    def from_module(cls, module):
+        """The recipe a module spells out by convention: constants ``NAME``,
+        ``CONFIG``, ``MONITOR``, ``DATA_SUBDIR``, ``TASK``, ``DATA``, ``CARD``
+        and functions named as the fields (``build_model``, ``load_data``,
+        ``compile_options``, ``evaluate``, optional ``evaluation_data``,
+        ``callbacks``, ``prepare``)."""
+        values = {}
+        for field in dataclasses.fields(cls):
+            key = field.name.upper() if field.name in _CONSTANTS else field.name
+            if hasattr(module, key):
+                values[field.name] = getattr(module, key)
+        missing = [
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.default is dataclasses.MISSING and f.name not in values
+        ]
+        if missing:
+            raise ValueError(f"Recipe.from_module: {module.__name__} lacks {missing}.")
+        return cls(**values)
+
+
+_CONSTANTS = ("name", "config", "monitor", "data_subdir", "task", "data", "card")

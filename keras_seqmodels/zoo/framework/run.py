@@ -80,7 +80,7 @@ def _fit_one(recipe, args, config, data_dir, work_dir):
     validation = recipe.load_data(data_dir, "validation", args.smoke, config)
     with distribution.scope(args) as setup:
         model = recipe.build_model(config)
-        options = recipe.compile(config)
+        options = recipe.compile_options(config)
         if args.smoke:  # a few steps: tracing beats compiling with XLA
             options.setdefault("jit_compile", False)
         setup.compile(model, **options)
@@ -122,9 +122,8 @@ def evaluate(recipe, args):
     config = dict(arguments.config_of(recipe, args), split=args.split)
     data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
     model = load_model(recipe, args.model)
-    metrics = recipe.evaluate(
-        model, recipe.load_data(data_dir, args.split, args.smoke, config), config
-    )
+    load = recipe.evaluation_data or recipe.load_data
+    metrics = recipe.evaluate(model, load(data_dir, args.split, args.smoke, config), config)
     print(json.dumps({"model": recipe.name, "split": args.split, **metrics}))
     if args.register:
         register(recipe, args.model, args.split, metrics)

@@ -13,8 +13,22 @@ import os
 
 import numpy as np
 
-from keras_seqmodels.zoo.framework import Recipe
-from keras_seqmodels.zoo.models.mnist_renet.config import CONFIG, SPLIT_SEED, VALID_SIZE
+from keras_seqmodels.zoo.models.mnist_renet.config import (
+    CONFIG,  # noqa: F401 (the recipe's)
+    SPLIT_SEED,
+    VALID_SIZE,
+)
+
+NAME = "mnist-renet"
+MONITOR = ("val_accuracy", "max")
+DATA_SUBDIR = "mnist"
+TASK = (
+    "MNIST digit classification from (batch, 28, 28) pixels 0-255 "
+    "(10 class scores, logits) with two ReNet four-direction GRU layers"
+)
+DATA = "MNIST: train 55,000 / validation 5,000 held out from train (seed 0) / test 10,000"
+CARD = "zoo/mnist-renet/card.md"
+
 
 SMOKE_SIZES = {"train": 64, "validation": 32, "test": 32}
 
@@ -66,7 +80,7 @@ def build_model(config):
     return keras.Model(inputs, outputs, name="mnist-renet")
 
 
-def compile_args(config):
+def compile_options(config):
     import keras
 
     train_size = SMOKE_SIZES["train"] if config["smoke"] else 60000 - VALID_SIZE
@@ -90,19 +104,3 @@ def evaluate(model, data, config):
         "accuracy": round(accuracy, 4),
         "error_percent": round(100 * (1 - accuracy), 2),
     }
-
-
-RECIPE = Recipe(
-    name="mnist-renet",
-    config=CONFIG,
-    build_model=build_model,
-    load_data=load_data,
-    compile=compile_args,
-    evaluate=evaluate,
-    monitor=("val_accuracy", "max"),
-    data_subdir="mnist",
-    task="MNIST digit classification from (batch, 28, 28) pixels 0-255 "
-    "(10 class scores, logits) with two ReNet four-direction GRU layers",
-    data="MNIST: train 55,000 / validation 5,000 held out from train (seed 0) / test 10,000",
-    card="zoo/mnist-renet/card.md",
-)

@@ -18,14 +18,19 @@ import os
 
 import numpy as np
 
-from keras_seqmodels.zoo.framework import Recipe
 from keras_seqmodels.zoo.models.ntm_copy import data
 from keras_seqmodels.zoo.models.ntm_copy.config import (
-    CONFIG,
+    CONFIG,  # noqa: F401 (the recipe's)
     SMOKE,
     TEST_LENGTHS,
     VALIDATION_LENGTHS,
 )
+
+NAME = "ntm-copy"
+MONITOR = ("val_score", "min")
+TASK = "copy task, random 8-bit vectors, trained on lengths 1-20"
+DATA = "generated (numpy seed 20140 + L: 256 test sequences per length L)"
+CARD = "zoo/ntm-copy/card.md"
 
 
 def _max_length(config):
@@ -135,7 +140,7 @@ def build_model(config):
     return keras.Model(inputs, logits, name=f"ntm-copy-{config['network']}")
 
 
-def compile_args(config):
+def compile_options(config):
     import keras
 
     return dict(
@@ -160,18 +165,3 @@ def evaluate(model, split_data, config):
         f"bit_errors_per_sequence_L{n}": round(data.bit_errors(model, n, count, seed), 4)
         for n in lengths
     }
-
-
-RECIPE = Recipe(
-    name="ntm-copy",
-    config=CONFIG,
-    build_model=build_model,
-    load_data=load_data,
-    compile=compile_args,
-    evaluate=evaluate,
-    monitor=("val_score", "min"),
-    callbacks=callbacks,
-    task="copy task, random 8-bit vectors, trained on lengths 1-20",
-    data="generated (numpy seed 20140 + L: 256 test sequences per length L)",
-    card="zoo/ntm-copy/card.md",
-)
