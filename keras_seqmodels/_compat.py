@@ -7,9 +7,13 @@
 - ``DropoutRNNCell``: the mix-in whose cached masks ``keras.layers.RNN``
   pre-populates before its loop; inheriting it lets our cells use dropout
   inside Keras's own RNN layer too.
+- ``get_keras_mask`` / ``set_keras_mask``: read and attach a tensor's mask on
+  every backend (JAX arrays take no attributes; Keras keeps a side table),
+  used by models that subclass ``keras.Model`` and return a masked output.
 """
 
 from keras.src.backend import rnn as backend_rnn
+from keras.src.backend.common.masking import get_keras_mask, set_keras_mask
 from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
-__all__ = ["backend_rnn", "DropoutRNNCell"]
+__all__ = ["backend_rnn", "DropoutRNNCell", "get_keras_mask", "set_keras_mask"]

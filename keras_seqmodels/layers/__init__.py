@@ -4,6 +4,7 @@ from keras_seqmodels.layers.bidirectional import Bidirectional
 from keras_seqmodels.layers.character_encoder import CharacterEncoder
 from keras_seqmodels.layers.conditioned_recurrent import ConditionedRecurrent
 from keras_seqmodels.layers.crf import CRF
+from keras_seqmodels.layers.crf_tagger import CRFTagger
 from keras_seqmodels.layers.four_directional_2d import FourDirectional2D
 from keras_seqmodels.layers.output_feedback import OutputFeedback
 from keras_seqmodels.layers.probability_average import ProbabilityAverage
@@ -17,6 +18,7 @@ from keras_seqmodels.layers.tree_lstm import TreeLSTM
 __all__ = [
     "Bidirectional",
     "CRF",
+    "CRFTagger",
     "CharacterEncoder",
     "ConditionedRecurrent",
     "FourDirectional2D",
