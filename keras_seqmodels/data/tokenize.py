@@ -1,0 +1,164 @@
+"""Raw English text to UD-English-style tokens, in Python and in TensorFlow.
+
+``tokenize(text)`` (Python) and ``tf_tokenize(strings)`` (TensorFlow string
+ops, for a served model's graph) give the same tokens, split the way the
+Universal Dependencies English EWT treebank is tokenised, which is what the
+zoo's tagger was trained on:
+
+- punctuation is split off words (``"butter!"`` -> ``butter``, ``!``), one
+  token per mark except runs of dots, dashes and ``!``/``?``
+  (``...``, ``--``, ``?!``); hyphens and slashes inside words are split too
+  (``long-term`` -> ``long``, ``-``, ``term``), as in EWT;
+- clitics are split: ``can't`` -> ``ca``, ``n't``; ``don't`` -> ``do``,
+  ``n't``; ``I'm`` -> ``I``, ``'m`` (also ``'s 're 've 'll 'd``; straight or
+  curly apostrophe); ``cannot``, ``gonna``, ``wanna``, ``gotta`` become two
+  words (``can not``, ``gon na``, ...);
+- kept whole: numbers with separators (``3.5``, ``1,000``, ``10:30``,
+  ``12/31/2020``), abbreviations of single letters (``U.S.``, ``e.g.``), common
+  titles and short forms (``Mr.``, ``Dr.``, ``Inc.``, ``etc.``), URLs
+  (``http://...``, ``www....``; closing punctuation is split off) and e-mail
+  addresses.
+
+New relative to Keras and TensorFlow: ``keras.layers.TextVectorization`` and
+``tf.strings.split`` split on whitespace only. Both versions here are one
+regular expression, written out for Python's ``re`` and for RE2 (which
+TensorFlow uses and which has no look-ahead): the two versions of the
+expression use only explicit character ranges (no ``\\w``, ``\\s`` or
+case-folding, whose Unicode tables differ between the engines), so they agree
+on any text.
+"""
+
+import re
+
+# Characters that separate tokens: exactly those of Python's str.isspace().
+SPACE_RANGES = (
+    (0x09, 0x0D), (0x1C, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),
+    (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F),
+    (0x3000, 0x3000),
+)
+# Characters that are tokens of their own (punctuation and symbols): ASCII
+# punctuation but "_", Latin-1 punctuation and signs, general punctuation,
+# currency, arrows, mathematical operators, dingbats, CJK and full-width
+# punctuation, emoji. Every other character is part of a word.
+PUNCT_RANGES = (
+    (0x21, 0x2F), (0x3A, 0x40), (0x5B, 0x5E), (0x60, 0x60), (0x7B, 0x7E),
+    (0xA1, 0xA9), (0xAB, 0xAC), (0xAE, 0xB1), (0xB4, 0xB4), (0xB6, 0xB8),
+    (0xBB, 0xBB), (0xBF, 0xBF), (0xD7, 0xD7), (0xF7, 0xF7),
+    (0x2010, 0x2027), (0x2030, 0x205E), (0x20A0, 0x20CF), (0x2190, 0x22FF),
+    (0x2600, 0x27BF), (0x3001, 0x3003), (0x3008, 0x3011), (0xFF01, 0xFF0F),
+    (0xFF1A, 0xFF20), (0x1F300, 0x1FAFF),
+)
+APOSTROPHES = ((0x27, 0x27), (0x2019, 0x2019))  # ' and ’
+# Characters a URL does not end with (they close the sentence or a bracket).
+URL_TRAILING = tuple((ord(c), ord(c)) for c in ".,;:!?'\"’”)]}>")
+TITLES = (
+    "Mr", "Mrs", "Ms", "Dr", "Prof", "Sr", "Jr", "St", "vs", "etc", "Inc", "Ltd",
+    "Co", "Corp", "Jan", "Feb", "Aug", "Sept", "Oct", "Nov", "Dec",
+)
+
+
+def _char(code, engine):
+    if engine == "re2":
+        return f"\\x{{{code:X}}}"
+    return f"\\U{code:08X}" if code > 0xFFFF else f"\\u{code:04X}"
+
+
+def _ranges(ranges, engine):
+    return "".join(
+        _char(lo, engine) if lo == hi else f"{_char(lo, engine)}-{_char(hi, engine)}"
+        for lo, hi in ranges
+    )
+
+
+def _anycase(word):
+    return "".join(f"[{c.lower()}{c.upper()}]" for c in word)
+
+
+def _pattern(engine):
+    """The tokenising expression for ``engine`` (``"python"`` or ``"re2"``).
+
+    Nine groups, of which one to three take part in each match; replacing
+    every match by `` \\1 \\2 ... \\9 `` and splitting on spaces gives the
+    tokens: (1) a URL, e-mail, abbreviation or number, (2, 3) a word and the
+    ``n't`` after it, (4, 5) a clitic (``'s``...) and the space or
+    punctuation after it (that check stands in for a look-ahead), (6, 7, 8)
+    ``cannot``, ``gonna``, ``wanna``, ``gotta`` as two words (``can not``,
+    ``gon na``...), as in EWT, and what follows, (9) a lone ``n't``, a run
+    of punctuation, one punctuation mark or a word.
+    """
+    space = _ranges(SPACE_RANGES, engine)
+    punct = _ranges(PUNCT_RANGES, engine)
+    apos = f"[{_ranges(APOSTROPHES, engine)}]"
+    trailing = _ranges(URL_TRAILING, engine)
+    word = f"[^{space}{punct}]"
+    url = rf"(?:[hH][tT][tT][pP][sS]?://|[wW][wW][wW]\.)[^{space}]*[^{space}{trailing}]"
+    email = r"[A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+"
+    abbreviation = rf"(?:[A-Za-z]\.){{2,}}|(?:{'|'.join(TITLES)})\."
+    number = r"[0-9]+(?:[.,:/][0-9]+)+"
+    negation = f"[nN]{apos}[tT]"
+    clitic = f"{apos}(?:[sSmMdD]|[rR][eE]|[vV][eE]|[lL][lL])"
+    punct_run = rf"\.{{2,}}|-{{2,}}|[!?]+|[{punct}]"
+    fused_head = "|".join(_anycase(w) for w in ("can", "gon", "wan", "got"))
+    fused_tail = "|".join(_anycase(w) for w in ("not", "na", "ta"))
+    return (
+        f"({url}|{email}|{abbreviation}|{number})"
+        f"|({word}+?)({negation})"
+        f"|({clitic})([{space}]|{punct_run})"
+        f"|({fused_head})({fused_tail})([{space}]|{punct_run})"
+        f"|({negation}|{punct_run}|{word}+)"
+    )
+
+
+PYTHON_PATTERN = _pattern("python")
+RE2_PATTERN = _pattern("re2")
+PYTHON_SPACE = f"[{_ranges(SPACE_RANGES, 'python')}]"
+RE2_SPACE = f"[{_ranges(SPACE_RANGES, 're2')}]"
+_REWRITE = r" \1 \2 \3 \4 \5 \6 \7 \8 \9 "
+_TOKEN_RE = re.compile(PYTHON_PATTERN)
+_SPACE_RE = re.compile(PYTHON_SPACE)
+
+
+def tokenize(text):
+    """Split raw English text into UD-English-style tokens.
+
+    Args:
+        text: a string (a sentence or any text).
+
+    Returns:
+        A list of token strings; ``[]`` for empty or blank text.
+
+    Example:
+
+    >>> tokenize("I can't eat butter!")
+    ['I', 'ca', "n't", 'eat', 'butter', '!']
+    >>> tokenize("I'm in the U.S. with $3.5 (see www.example.com).")
+    ['I', "'m", 'in', 'the', 'U.S.', 'with', '$', '3.5', '(', 'see', 'www.example.com', ')', '.']
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"tokenize: `text` must be a string. Received: {type(text).__name__}")
+    # Spaces first become " ", and one is added at the end, so that a clitic
+    # at the very end of the text is followed by a space.
+    return _TOKEN_RE.sub(_REWRITE, _SPACE_RE.sub(" ", text) + " ").split()
+
+
+def tf_tokenize(strings):
+    """``tokenize`` as TensorFlow ops, for a graph (e.g. a served signature).
+
+    Args:
+        strings: a string tensor of shape ``(batch,)`` (UTF-8).
+
+    Returns:
+        A ``tf.RaggedTensor`` of shape ``(batch, None)``: the tokens of each
+        string, the same as ``tokenize`` gives for valid UTF-8 text.
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> tf_tokenize(tf.constant(["I can't eat butter!"])).to_list()
+    [[b'I', b'ca', b"n't", b'eat', b'butter', b'!']]
+    """
+    import tensorflow as tf
+
+    strings = tf.convert_to_tensor(strings, dtype=tf.string)
+    spaced = tf.strings.join([tf.strings.regex_replace(strings, RE2_SPACE, " "), " "])
+    return tf.strings.split(tf.strings.regex_replace(spaced, RE2_PATTERN, _REWRITE))

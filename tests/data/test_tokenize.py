@@ -1,0 +1,115 @@
+"""The UD-English-style tokenizer: a table of cases, and its TensorFlow
+version equal to the Python one on the table and on random text."""
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from keras_seqmodels.data.tokenize import (
+    PUNCT_RANGES,
+    SPACE_RANGES,
+    tf_tokenize,
+    tokenize,
+)
+
+CASES = [
+    ("I can't eat butter!", ["I", "ca", "n't", "eat", "butter", "!"]),
+    ("Don't stop; it isn't over.", ["Do", "n't", "stop", ";", "it", "is", "n't", "over", "."]),
+    ("WON'T", ["WO", "N'T"]),
+    ("I'm sure they're fine, we've seen he'd go and I'll stay",
+     ["I", "'m", "sure", "they", "'re", "fine", ",", "we", "'ve", "seen", "he", "'d", "go",
+      "and", "I", "'ll", "stay"]),
+    ("John's dog and the dogs' bones", ["John", "'s", "dog", "and", "the", "dogs", "'",
+                                        "bones"]),
+    ("It’s curly: don’t", ["It", "’s", "curly", ":", "do", "n’t"]),
+    ("'Sounds good,' she said.", ["'", "Sounds", "good", ",", "'", "she", "said", "."]),
+    ("It costs $3.50, or 1,000 yen at 10:30 on 12/31/2020.",
+     ["It", "costs", "$", "3.50", ",", "or", "1,000", "yen", "at", "10:30", "on",
+      "12/31/2020", "."]),
+    ("The 1990s", ["The", "1990s"]),
+    ("Ends with 5.", ["Ends", "with", "5", "."]),
+    ("The U.S. and e.g. a.m.", ["The", "U.S.", "and", "e.g.", "a.m."]),
+    ("Mr. Smith, Dr. Who and Acme Inc. etc.", ["Mr.", "Smith", ",", "Dr.", "Who", "and",
+                                               "Acme", "Inc.", "etc."]),
+    ("See http://example.com/a?b=1&c=2.", ["See", "http://example.com/a?b=1&c=2", "."]),
+    ("(www.example.org)", ["(", "www.example.org", ")"]),
+    ("Mail john.doe+x@mail.example.co.uk now", ["Mail", "john.doe+x@mail.example.co.uk",
+                                                "now"]),
+    ("Wait... what?! No -- never", ["Wait", "...", "what", "?!", "No", "--", "never"]),
+    ("long-term and/or", ["long", "-", "term", "and", "/", "or"]),
+    ("I cannot, I'm gonna", ["I", "can", "not", ",", "I", "'m", "gon", "na"]),
+    ("Cannon wants", ["Cannon", "wants"]),
+    ("“Quoted” «text»", ["“", "Quoted", "”", "«", "text", "»"]),
+    ("café's naïve Ünïcödé", ["café", "'s", "naïve", "Ünïcödé"]),
+    ("great😀!!", ["great", "😀", "!!"]),
+    ("snake_case stays", ["snake_case", "stays"]),
+    ("tabs\tand\u00a0no-break\u2003spaces\n", ["tabs", "and", "no", "-", "break",
+                                              "spaces"]),
+    ("", []),
+    (" \t\n ", []),
+]
+
+
+@pytest.mark.parametrize("text, expected", CASES)
+def test_tokenize_cases(text, expected):
+    assert tokenize(text) == expected
+
+
+def test_tf_tokenize_equals_python_on_the_cases():
+    texts = [text for text, _ in CASES]
+    got = tf_tokenize(texts).to_list()
+    assert [[t.decode("utf-8") for t in row] for row in got] == [e for _, e in CASES]
+
+
+def test_space_class_is_pythons_whitespace():
+    spaces = {c for lo, hi in SPACE_RANGES for c in range(lo, hi + 1)}
+    assert spaces == {c for c in range(0x110000) if chr(c).isspace()}
+    punct = {c for lo, hi in PUNCT_RANGES for c in range(lo, hi + 1)}
+    assert not spaces & punct and ord("_") not in punct
+
+
+def test_tokens_cover_the_text():
+    """No character is lost or added: the tokens are the text minus spaces."""
+    text = "He said: \"I can't\" -- e.g. at 3.5% of U.S. GDP (http://x.org)..."
+    assert "".join(tokenize(text)) == re.sub(r"\s", "", text)
+
+
+def test_not_a_string_is_refused():
+    with pytest.raises(TypeError, match="tokenize: `text` must be a string"):
+        tokenize(b"bytes")
+
+
+def test_tf_tokenize_batch_shapes():
+    import tensorflow as tf
+
+    out = tf_tokenize(tf.constant([], dtype=tf.string))
+    assert out.shape[0] == 0
+    out = tf_tokenize(tf.constant(["", "a b"]))
+    assert out.to_list() == [[], [b"a", b"b"]]
+
+
+# Text that exercises every branch: letters, digits, spaces of all kinds,
+# apostrophes, dots, @, slashes, punctuation, Unicode letters and emoji.
+_PIECES = st.sampled_from([
+    "n't", "N'T", "'s", "'re", "'ll", "’m", "'", "’", ".", "..", "-", "--", "!", "?",
+    "@", "/", ":", ",", "http://", "www.", "U.", "Mr", "can", "not", "gon", "na", "3",
+    "1,0", "a", "Z", "é", "ß", "😀", " ", "\t", "\u00a0", "\u2003", "\n", "_", "\x00",
+    "(", ")", "\"", "“", "…", "%", "$",
+])
+_TEXT = st.one_of(
+    st.lists(_PIECES, max_size=25).map("".join),
+    st.text(max_size=40),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TEXT, min_size=1, max_size=6))
+def test_tf_tokenize_equals_python_on_random_text(texts):
+    import tensorflow as tf
+
+    got = tf_tokenize(tf.constant([t.encode("utf-8") for t in texts])).to_list()
+    assert [[t.decode("utf-8") for t in row] for row in got] == [tokenize(t) for t in texts]
+    for text, tokens in zip(texts, got):
+        assert "".join(t.decode("utf-8") for t in tokens) == "".join(text.split())
