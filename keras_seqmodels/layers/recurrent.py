@@ -4,6 +4,7 @@ import keras
 from keras import ops, tree
 
 from keras_seqmodels._compat import DropoutRNNCell, backend_rnn
+from keras_seqmodels.layers import fused_rnn
 from keras_seqmodels.utils import validation
 
 
@@ -26,6 +27,20 @@ class Recurrent(keras.layers.Layer):
     - **States of any shape.** States may be nested structures and
       matrix-shaped (a memory matrix); the cell's ``get_initial_state`` gives
       their shapes.
+    - **Fused training path.** For ``ElmanCell``, ``LSTMCell`` (with or
+      without peepholes), ``GRUCell`` (both forms) and ``GatedCell`` with
+      their standard non-linearities (tanh, sigmoid), on the TensorFlow and
+      JAX backends, the loop runs a fused kernel with a hand-written
+      backward pass: the reverse loop carries only ``dh`` (and ``dc``), and
+      the weight gradients are single products over all steps after it
+      (``dW = X^T dG``, ``dU = H^T dG``) instead of four products per step.
+      It is used automatically and gives the generic loop's results (masks
+      with holes, initial states and their gradients, ``go_backwards``,
+      ``return_state``, input dropout, mixed precision, ``stateful``, XLA).
+      It is not used, and the generic loop runs instead, for other cells,
+      other activations, subclasses of these cells, ``unroll=True``,
+      recurrent dropout while training, the PyTorch backend, or
+      ``fused=False``.
     - **Robustness.** Zero-length sequences return the initial state; rows
       that are entirely masked keep their initial state and output zeros; a
       stateful layer called with another batch size raises a clear error.
@@ -52,6 +67,8 @@ class Recurrent(keras.layers.Layer):
             an accelerator).
         zero_output_for_mask: masked steps output zeros (default True); if
             False they repeat the last unmasked output, as Keras does.
+        fused: use the fused kernel where it applies (default True); False
+            always runs the generic loop.
 
     Call arguments:
         sequences: float tensor ``(batch, time, features)``.
@@ -84,6 +101,7 @@ class Recurrent(keras.layers.Layer):
         unroll=False,
         precompute_inputs=False,
         zero_output_for_mask=True,
+        fused=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -106,6 +124,7 @@ class Recurrent(keras.layers.Layer):
         self.unroll = bool(unroll)
         self.precompute_inputs = bool(precompute_inputs)
         self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.fused = bool(fused)
         self.supports_masking = True
         self.states = None
         self._expected_batch_size = None
@@ -272,6 +291,10 @@ class Recurrent(keras.layers.Layer):
         if sequences.shape[1] == 0:
             return self._empty_result(sequences, initial_state)
 
+        kind = self._fused_kind(training)
+        if kind is not None:
+            return self._call_fused(kind, sequences, initial_state, mask, training)
+
         cell = self.cell
         uses_dropout = isinstance(cell, DropoutRNNCell)
         if uses_dropout:
@@ -357,23 +380,29 @@ class Recurrent(keras.layers.Layer):
             )
             return last, outs, list(new_states)
 
+        result = self._run_guarded(run_loop, sequences, loop_states, time_major)
+        if uses_dropout:
+            cell.reset_dropout_mask()
+            cell.reset_recurrent_dropout_mask()
+        return self._finish(result, mask, time_major)
+
+    def _run_guarded(self, run_loop, sequences, loop_states, time_major):
         if sequences.shape[1] is None and keras.backend.backend() == "tensorflow":
             # A length known only at run time may be zero (an empty string
             # in a served signature); TensorFlow's loop cannot stack an empty
             # list of unknown shape, so zero steps skip the loop.
-            last_output, outputs, states = ops.cond(
+            return ops.cond(
                 ops.shape(sequences)[1] > 0,
                 run_loop,
                 lambda: self._no_steps(sequences, loop_states, time_major),
             )
-        else:
-            last_output, outputs, states = run_loop()
+        return run_loop()
+
+    def _finish(self, result, mask, time_major):
+        last_output, outputs, states = result
         states = list(states)
         if mask is not None:
             last_output = states.pop()
-        if uses_dropout:
-            cell.reset_dropout_mask()
-            cell.reset_recurrent_dropout_mask()
         if self.stateful:
             for var, value in zip(tree.flatten(self.states), tree.flatten(states)):
                 var.assign(ops.cast(value, var.dtype))
@@ -385,6 +414,67 @@ class Recurrent(keras.layers.Layer):
         if self.return_state:
             return [output] + list(tree.flatten(states))
         return output
+
+    # Fused path ------------------------------------------------------------
+
+    def _fused_kind(self, training):
+        if not self.fused or self.unroll:
+            return None
+        kind = fused_rnn.fused_kind(self.cell)
+        if kind is not None and training and getattr(self.cell, "recurrent_dropout", 0) > 0:
+            return None
+        return kind
+
+    def _call_fused(self, kind, sequences, initial_state, mask, training):
+        cell = self.cell
+        dtype = cell.compute_dtype
+        x = ops.cast(sequences, dtype)
+        if training and getattr(cell, "dropout", 0) > 0:
+            cell.reset_dropout_mask()
+            x = x * ops.expand_dims(cell.get_dropout_mask(x[:, 0, :]), 1)
+            cell.reset_dropout_mask()
+        loop_states = list(initial_state)
+        if mask is not None:
+            out_size = self._output_size()
+            loop_states.append(ops.zeros((ops.shape(x)[0], out_size), dtype=dtype))
+
+        def run_loop():
+            kernel, bias, params = fused_rnn.cell_params(kind, cell, dtype)
+            # Time-major, and reversed here for go_backwards: transposing and
+            # flipping the narrow input is cheaper than the wide projection.
+            x_tm = ops.transpose(x, (1, 0, 2))
+            if self.go_backwards:
+                x_tm = ops.flip(x_tm, 0)
+            width = kernel.shape[-1]
+            z = ops.matmul(ops.reshape(x_tm, (-1, x_tm.shape[-1])), kernel)
+            if bias is not None:
+                z = z + bias
+            z = ops.reshape(z, ops.shape(x_tm)[:2] + (width,))
+            m = None
+            if mask is not None:
+                m = ops.expand_dims(ops.transpose(ops.cast(mask, "bool"), (1, 0)), -1)
+                if self.go_backwards:
+                    m = ops.flip(m, 0)
+            h_seq, finals = fused_rnn.recurrent_loop(
+                kind, z, tuple(initial_state), params, mask=m, unroll=self._fused_unroll
+            )
+            states = list(finals)
+            if m is None:
+                return finals[0], h_seq, states
+            # The output is the state after a step; before the first unmasked
+            # step the carried "last output" is still zero.
+            seen = ops.cumsum(ops.cast(m, "int32"), axis=0) > 0
+            kept = ops.where(seen, h_seq, ops.zeros_like(h_seq))
+            outputs = kept
+            if self.zero_output_for_mask:
+                outputs = ops.where(m, h_seq, ops.zeros_like(h_seq))
+            last = ops.where(ops.any(m, axis=0), finals[0], ops.zeros_like(finals[0]))
+            return last, outputs, states + [last]
+
+        result = self._run_guarded(run_loop, sequences, loop_states, True)
+        return self._finish(result, mask, True)
+
+    _fused_unroll = 1
 
     def _no_steps(self, sequences, loop_states, time_major):
         """What the loop returns for zero steps: zero outputs, same states."""
@@ -425,6 +515,7 @@ class Recurrent(keras.layers.Layer):
             "unroll": self.unroll,
             "precompute_inputs": self.precompute_inputs,
             "zero_output_for_mask": self.zero_output_for_mask,
+            "fused": self.fused,
         }
         return {**super().get_config(), **config}
 

@@ -1,0 +1,434 @@
+"""Fused time loops with a hand-written backward pass for the standard cells.
+
+``Recurrent`` uses these automatically for ``ElmanCell``, ``LSTMCell`` (with
+or without peepholes), ``GRUCell`` (both forms) and ``GatedCell`` with their
+standard non-linearities (see ``fused_kind``). The runner computes the input
+projection ``Z = X W + b`` for all steps as one matrix product (time-major)
+and calls ``recurrent_loop``, whose loop carries only the recurrent product.
+
+The backward pass is written out: a reverse loop carries only ``dh`` (and
+``dc``) and emits, per step, the gradient of the gate pre-activations
+``dA(t)``; after it, the recurrent weight gradient is one large product,
+``dU = H(t-1)^T dA`` over all steps and rows, and ``dZ = dA`` flows back
+through the projection, so automatic differentiation of ``Z = X W + b`` gives
+``dW = X^T dZ``, ``db = sum dZ`` and ``dX = dZ W^T`` as single products too.
+Automatic differentiation of a generic loop instead does four products per
+step (``dh``, ``dU``, ``dW``, ``dX``) and stacks every intermediate.
+
+Layout, as Keras's own ``backend/<name>/rnn.py``: the step maths (forward and
+backward, ``keras.ops``) is shared; the loop and the custom gradient are one
+small kernel per backend (``jax.custom_vjp`` + ``lax.scan`` on JAX,
+``tf.custom_gradient`` + ``tf.scan`` on TensorFlow). Other backends have no
+kernel and the runner uses its generic loop.
+
+Masks: a step whose mask is False keeps the states (``h(t) = h(t-1)``); the
+loop returns the states after that selection, and the runner derives the
+outputs (zeros or the last output) from them and the mask.
+"""
+
+import functools
+
+import keras
+from keras import ops
+
+# Width of the input projection, in units, of each fused cell kind.
+BLOCKS = {"elman": 1, "gated": 2, "lstm": 4, "gru": 3, "gru_after": 3}
+
+_BACKENDS = ("tensorflow", "jax")
+
+
+def fused_kind(cell):
+    """The fused kernel for ``cell``, or ``None`` if there is none.
+
+    Exact classes only (a subclass may change ``step``), with the standard
+    non-linearities (tanh for the state, sigmoid for the gates).
+
+    Args:
+        cell: a cell instance.
+
+    Returns:
+        One of the keys of ``BLOCKS``, or ``None``.
+    """
+    if keras.backend.backend() not in _BACKENDS:
+        return None
+    from keras_seqmodels import cells
+
+    tanh, sigmoid = keras.activations.tanh, keras.activations.sigmoid
+    cls = type(cell)
+    if getattr(cell, "activation", None) is not tanh:
+        return None
+    if cls is cells.ElmanCell:
+        return "elman"
+    if getattr(cell, "recurrent_activation", None) is not sigmoid:
+        return None
+    if cls is cells.LSTMCell:
+        return "lstm"
+    if cls is cells.GatedCell:
+        return "gated"
+    if cls is cells.GRUCell:
+        return "gru_after" if getattr(cell, "reset_after", False) else "gru"
+    return None
+
+
+def cell_params(kind, cell, dtype):
+    """The cell's weights the loop needs, cast to the compute dtype.
+
+    Returns:
+        ``(kernel, input_bias, params)``: the input kernel ``W``, the bias
+        added to the input projection (or ``None``) and a dict with the
+        recurrent kernel ``U`` and, where the cell has them, the peepholes
+        ``P`` (``(3, units)``) and the recurrent bias ``rb``.
+    """
+    kernel = ops.cast(cell.kernel, dtype)
+    bias = getattr(cell, "bias", None)
+    params = {"U": ops.cast(cell.recurrent_kernel, dtype)}
+    if bias is not None:
+        bias = ops.cast(bias, dtype)
+        if kind == "gru_after":
+            # Keras's layout: bias (2, 3 units) = [input bias; recurrent bias].
+            bias, params["rb"] = bias[0], bias[1]
+    if kind == "lstm" and getattr(cell, "peephole_kernel", None) is not None:
+        params["P"] = ops.cast(cell.peephole_kernel, dtype)
+    return kernel, bias, params
+
+
+# Step maths, shared by the backends ---------------------------------------
+
+
+def _forward_step(kind, z, states, params, tanh, sigmoid):
+    """One step: new states (unmasked) and what the backward pass keeps."""
+    u_ = params["U"]
+    h = states[0]
+    n = u_.shape[0]
+    if kind == "elman":
+        h_new = tanh(z + ops.matmul(h, u_))
+        return (h_new,), ()
+    if kind == "gated":
+        a = z + ops.matmul(h, u_)
+        g = sigmoid(a[:, :n])
+        f = tanh(a[:, n:])
+        return ((1.0 - g) * h + g * f,), (g, f)
+    if kind == "lstm":
+        c = states[1]
+        a = z + ops.matmul(h, u_)
+        a_i, a_f, a_g, a_o = a[:, :n], a[:, n : 2 * n], a[:, 2 * n : 3 * n], a[:, 3 * n :]
+        p = params.get("P")
+        if p is not None:
+            a_i = a_i + p[0] * c
+            a_f = a_f + p[1] * c
+        i = sigmoid(a_i)
+        f = sigmoid(a_f)
+        g = tanh(a_g)
+        c_new = f * c + i * g
+        if p is not None:
+            a_o = a_o + p[2] * c_new
+        o = sigmoid(a_o)
+        return (o * tanh(c_new), c_new), (i, f, g, o)
+    if kind == "gru":
+        u_ur, u_h = params["U_ur"], params["U_h"]
+        ur = sigmoid(z[:, : 2 * n] + ops.matmul(h, u_ur))
+        upd, r = ur[:, :n], ur[:, n:]
+        cand = tanh(z[:, 2 * n :] + ops.matmul(r * h, u_h))
+        return (upd * h + (1.0 - upd) * cand,), (upd, r, cand)
+    # gru_after (Keras's and cuDNN's GRU): the reset gate scales U_h h + rb_h.
+    hu = ops.matmul(h, u_)
+    if "rb" in params:
+        hu = hu + params["rb"]
+    zr = sigmoid(z[:, : 2 * n] + hu[:, : 2 * n])
+    upd, r = zr[:, :n], zr[:, n:]
+    hu_h = hu[:, 2 * n :]
+    cand = tanh(z[:, 2 * n :] + r * hu_h)
+    return (upd * h + (1.0 - upd) * cand,), (upd, r, cand, hu_h)
+
+
+def _backward_step(kind, dh, dc, saved, h_prev, c_prev, h_t, c_t, m, params, tanh):
+    """Reverse one step (as if unmasked, then selected by ``m``).
+
+    Returns ``(dh_prev, dc_prev, dA)`` with ``dA`` the gradient of the gate
+    pre-activations that take the input projection (``(batch, k units)``).
+    """
+    one = 1.0
+
+    def keep(x):
+        return x if m is None else ops.where(m, x, ops.zeros_like(x))
+
+    def pick(x, passthrough):
+        return x if m is None else ops.where(m, x, passthrough)
+
+    if kind == "elman":
+        da = keep(dh * (one - h_t * h_t))
+        return ops.matmul(da, params["U_T"]) + pick(ops.zeros_like(dh), dh), None, da
+    if kind == "gated":
+        g, f = saved
+        da_g = keep(dh * (f - h_prev) * g * (one - g))
+        da_f = keep(dh * g * (one - f * f))
+        da = ops.concatenate([da_g, da_f], axis=-1)
+        return pick(dh * (one - g), dh) + ops.matmul(da, params["U_T"]), None, da
+    if kind == "lstm":
+        i, f, g, o = saved
+        p = params.get("P")
+        tc = tanh(c_t)
+        da_o = dh * tc * o * (one - o)
+        dct = dc + dh * o * (one - tc * tc)
+        if p is not None:
+            dct = dct + da_o * p[2]
+        da_i = dct * g * i * (one - i)
+        da_f = dct * c_prev * f * (one - f)
+        da_g = dct * i * (one - g * g)
+        dc_prev = dct * f
+        if p is not None:
+            dc_prev = dc_prev + da_i * p[0] + da_f * p[1]
+        da = keep(ops.concatenate([da_i, da_f, da_g, da_o], axis=-1))
+        return ops.matmul(da, params["U_T"]) + pick(ops.zeros_like(dh), dh), pick(dc_prev, dc), da
+    if kind == "gru":
+        upd, r, cand = saved
+        da_u = keep(dh * (h_prev - cand) * upd * (one - upd))
+        da_h = keep(dh * (one - upd) * (one - cand * cand))
+        dq = ops.matmul(da_h, params["U_h_T"])
+        da_r = dq * h_prev * r * (one - r)
+        da_ur = ops.concatenate([da_u, da_r], axis=-1)
+        dh_prev = pick(dh * upd + dq * r, dh) + ops.matmul(da_ur, params["U_ur_T"])
+        return dh_prev, None, ops.concatenate([da_ur, da_h], axis=-1)
+    upd, r, cand, hu_h = saved
+    da_z = keep(dh * (h_prev - cand) * upd * (one - upd))
+    da_h = keep(dh * (one - upd) * (one - cand * cand))
+    da_r = da_h * hu_h * r * (one - r)
+    dhu = ops.concatenate([da_z, da_r, da_h * r], axis=-1)
+    dh_prev = pick(dh * upd, dh) + ops.matmul(dhu, params["U_T"])
+    return dh_prev, None, ops.concatenate([da_z, da_r, da_h], axis=-1)
+
+
+def _prepare(kind, params):
+    """Slices and transposes of the weights, taken once outside the loop."""
+    params = dict(params)
+    u_ = params["U"]
+    n = u_.shape[0]
+    if kind == "gru":
+        params["U_ur"], params["U_h"] = u_[:, : 2 * n], u_[:, 2 * n :]
+        params["U_ur_T"] = ops.transpose(params["U_ur"])
+        params["U_h_T"] = ops.transpose(params["U_h"])
+    else:
+        params["U_T"] = ops.transpose(u_)
+    return params
+
+
+def _weight_grads(kind, params, da, h_seq, h0, c_seq, c0, saved):
+    """Gradients of the recurrent weights as single products over all steps."""
+    n = params["U"].shape[0]
+    h_prev = ops.concatenate([ops.expand_dims(h0, 0), h_seq[:-1]], axis=0)
+    h_flat = ops.reshape(h_prev, (-1, n))
+    da_flat = ops.reshape(da, (-1, da.shape[-1]))
+    grads = {}
+    if kind == "gru":
+        r = saved[1]
+        q_flat = ops.reshape(r * h_prev, (-1, n))
+        grads["U"] = ops.concatenate(
+            [
+                ops.matmul(ops.transpose(h_flat), da_flat[:, : 2 * n]),
+                ops.matmul(ops.transpose(q_flat), da_flat[:, 2 * n :]),
+            ],
+            axis=-1,
+        )
+    elif kind == "gru_after":
+        r = ops.reshape(saved[1], (-1, n))
+        dhu = ops.concatenate([da_flat[:, : 2 * n], da_flat[:, 2 * n :] * r], axis=-1)
+        grads["U"] = ops.matmul(ops.transpose(h_flat), dhu)
+        if "rb" in params:
+            grads["rb"] = ops.sum(dhu, axis=0)
+    else:
+        grads["U"] = ops.matmul(ops.transpose(h_flat), da_flat)
+    if "P" in params:
+        c_prev = ops.concatenate([ops.expand_dims(c0, 0), c_seq[:-1]], axis=0)
+        da_i, da_f, da_o = da[..., :n], da[..., n : 2 * n], da[..., 3 * n :]
+        grads["P"] = ops.stack(
+            [
+                ops.sum(da_i * c_prev, axis=(0, 1)),
+                ops.sum(da_f * c_prev, axis=(0, 1)),
+                ops.sum(da_o * c_seq, axis=(0, 1)),
+            ]
+        )
+    return grads
+
+
+def _select(m, new, old):
+    return tuple(ops.where(m, a, b) for a, b in zip(new, old))
+
+
+# Backend kernels ------------------------------------------------------------
+
+
+def recurrent_loop(kind, z, states, params, mask=None, unroll=1):
+    """Run the recurrence of ``kind`` over a time-major input projection.
+
+    Args:
+        kind: a key of ``BLOCKS``.
+        z: ``(time, batch, k * units)`` input projection (bias included).
+        states: tuple of initial states, ``(h0,)`` or ``(h0, c0)`` for the LSTM.
+        params: dict from ``cell_params``.
+        mask: optional boolean ``(time, batch, 1)``.
+        unroll: steps per loop iteration (JAX).
+
+    Returns:
+        ``(h_seq, final_states)``: the hidden state after every step,
+        ``(time, batch, units)``, and the tuple of final states.
+    """
+    backend = keras.backend.backend()
+    if backend == "jax":
+        return _jax_kernel(kind, mask is not None, unroll)(z, tuple(states), params, mask)
+    if backend == "tensorflow":
+        return _tf_loop(kind, z, tuple(states), params, mask)
+    raise NotImplementedError(f"recurrent_loop: no fused kernel for the {backend} backend")
+
+
+# JAX: lax.scan + jax.custom_vjp.
+
+
+@functools.cache
+def _jax_kernel(kind, has_mask, unroll):
+    import jax
+    from jax import lax
+
+    two_states = kind == "lstm"
+    # jnp's own: keras.ops.tanh returns float32 for float64 input on JAX.
+    nonlinear = (jax.numpy.tanh, jax.nn.sigmoid)
+
+    def forward(z, states, params, mask, save):
+        prepared = _prepare(kind, params)
+
+        def step(carry, xs):
+            z_t, m_t = xs if has_mask else (xs, None)
+            new, saved = _forward_step(kind, z_t, carry, prepared, *nonlinear)
+            if has_mask:
+                new = _select(m_t, new, carry)
+            out = (new[0], new[1] if two_states else None)
+            return new, (out, saved) if save else out
+
+        xs = (z, mask) if has_mask else z
+        finals, ys = lax.scan(step, states, xs, unroll=unroll)
+        return finals, ys
+
+    @jax.custom_vjp
+    def run(z, states, params, mask):
+        finals, (h_seq, _) = forward(z, states, params, mask, save=False)
+        return h_seq, finals
+
+    def run_fwd(z, states, params, mask):
+        finals, ((h_seq, c_seq), saved) = forward(z, states, params, mask, save=True)
+        return (h_seq, finals), (z, states, params, mask, h_seq, c_seq, saved)
+
+    def run_bwd(res, cts):
+        z, states, params, mask, h_seq, c_seq, saved = res
+        dh_seq, dfinals = cts
+        prepared = _prepare(kind, params)
+        h0 = states[0]
+        c0 = states[1] if two_states else None
+        h_prev = jax.numpy.concatenate([h0[None], h_seq[:-1]], axis=0)
+        c_prev = jax.numpy.concatenate([c0[None], c_seq[:-1]], axis=0) if two_states else None
+
+        def step(carry, xs):
+            dh, dc = carry
+            dh_t, saved_t, hp, cp, h_t, c_t, m_t = xs
+            dh_prev, dc_prev, da = _backward_step(
+                kind, dh + dh_t, dc, saved_t, hp, cp, h_t, c_t, m_t, prepared, nonlinear[0]
+            )
+            return (dh_prev, dc_prev), da
+
+        xs = (dh_seq, saved, h_prev, c_prev, h_seq, c_seq, mask if has_mask else None)
+        init = (dfinals[0], dfinals[1] if two_states else None)
+        (dh0, dc0), da = lax.scan(step, init, xs, reverse=True, unroll=unroll)
+        grads = _weight_grads(kind, params, da, h_seq, h0, c_seq, c0, saved)
+        dstates = (dh0, dc0) if two_states else (dh0,)
+        dmask = None if mask is None else jax.numpy.zeros_like(mask)
+        return da, dstates, {k: grads[k] for k in params}, dmask
+
+    run.defvjp(run_fwd, run_bwd)
+    return run
+
+
+# TensorFlow: tf.scan + tf.custom_gradient.
+
+
+def _tf_loop(kind, z, states, params, mask):
+    import tensorflow as tf
+
+    two_states = kind == "lstm"
+    nonlinear = (tf.tanh, tf.sigmoid)
+    names = sorted(params)
+    n_states = len(states)
+    has_mask = mask is not None
+
+    def forward(z, states, params, mask):
+        prepared = _prepare(kind, params)
+        # tf.scan stacks its whole accumulator, so the kept gate values ride
+        # along in it (each is (batch, units)).
+        n_saved = {"elman": 0, "gated": 2, "lstm": 4, "gru": 3, "gru_after": 4}[kind]
+        init_saved = tuple(ops.zeros_like(states[0]) for _ in range(n_saved))
+
+        def step(acc, xs):
+            carry = acc[:n_states]
+            z_t, m_t = xs if has_mask else (xs, None)
+            new, saved = _forward_step(kind, z_t, carry, prepared, *nonlinear)
+            if has_mask:
+                new = _select(m_t, new, carry)
+            return tuple(new) + tuple(saved)
+
+        xs = (z, mask) if has_mask else z
+        seqs = tf.scan(step, xs, initializer=tuple(states) + init_saved)
+        return seqs[:n_states], seqs[n_states:]
+
+    @tf.custom_gradient
+    def run(z, *flat):
+        st = tuple(flat[:n_states])
+        pr = dict(zip(names, flat[n_states : n_states + len(names)]))
+        m = flat[-1] if has_mask else None
+        state_seqs, saved = forward(z, st, pr, m)
+        h_seq = state_seqs[0]
+        c_seq = state_seqs[1] if two_states else None
+        finals = tuple(s[-1] for s in state_seqs)
+
+        def grad(dh_seq, *dfinals):
+            prepared = _prepare(kind, pr)
+            h0 = st[0]
+            c0 = st[1] if two_states else None
+            h_prev = tf.concat([h0[None], h_seq[:-1]], axis=0)
+            c_prev = tf.concat([c0[None], c_seq[:-1]], axis=0) if two_states else None
+            dfin = [d if d is not None else tf.zeros_like(s) for d, s in zip(dfinals, st)]
+            if dh_seq is None:
+                dh_seq = tf.zeros_like(h_seq)
+            xs = [dh_seq, h_prev, h_seq] + list(saved)
+            if two_states:
+                xs += [c_prev, c_seq]
+            if has_mask:
+                xs.append(m)
+            n_saved = len(saved)
+
+            def step(acc, x):
+                dh, dc = acc[0], acc[1] if two_states else None
+                dh_t, hp, h_t = x[0], x[1], x[2]
+                saved_t = tuple(x[3 : 3 + n_saved])
+                rest = x[3 + n_saved :]
+                cp, c_t = (rest[0], rest[1]) if two_states else (None, None)
+                m_t = rest[-1] if has_mask else None
+                dh_prev, dc_prev, da = _backward_step(
+                    kind, dh + dh_t, dc, saved_t, hp, cp, h_t, c_t, m_t, prepared, nonlinear[0]
+                )
+                return (dh_prev, dc_prev, da) if two_states else (dh_prev, da)
+
+            k = BLOCKS[kind]
+            da0 = tf.zeros(tf.concat([tf.shape(h0)[:1], [k * h0.shape[-1]]], 0), h0.dtype)
+            init = (dfin[0], dfin[1], da0) if two_states else (dfin[0], da0)
+            seqs = tf.scan(step, tuple(xs), initializer=init, reverse=True)
+            da = seqs[-1]
+            dh0 = seqs[0][0]
+            dstates = [dh0] + ([seqs[1][0]] if two_states else [])
+            grads = _weight_grads(kind, pr, da, h_seq, h0, c_seq, c0, saved)
+            out = [da] + dstates + [grads[k] for k in names]
+            if has_mask:
+                out.append(None)
+            return out
+
+        return (h_seq,) + finals, grad
+
+    flat = list(states) + [params[k] for k in names] + ([mask] if has_mask else [])
+    outs = run(z, *flat)
+    return outs[0], tuple(outs[1:])

@@ -1,0 +1,254 @@
+"""The fused loop of ``Recurrent`` against its generic loop (``fused=False``)."""
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+import keras_seqmodels as ks
+
+BACKEND = keras.backend.backend()
+pytestmark = pytest.mark.skipif(
+    BACKEND not in ("tensorflow", "jax"), reason="fused kernels exist for TensorFlow and JAX"
+)
+
+CELLS = {
+    "elman": lambda **kw: ks.cells.ElmanCell(5, **kw),
+    "lstm": lambda **kw: ks.cells.LSTMCell(5, **kw),
+    "lstm_peep": lambda **kw: ks.cells.LSTMCell(5, use_peepholes=True, **kw),
+    "gru": lambda **kw: ks.cells.GRUCell(5, reset_after=False, **kw),
+    "gru_after": lambda **kw: ks.cells.GRUCell(5, reset_after=True, **kw),
+    "gated": lambda **kw: ks.cells.GatedCell(5, **kw),
+}
+KIND = {"lstm_peep": "lstm"}
+
+# Holes in the middle, right padding, a row that starts masked and a row
+# that is fully masked.
+MASK = np.array(
+    [
+        [1, 1, 0, 1, 1, 1, 1],
+        [1, 1, 1, 1, 0, 0, 0],
+        [0, 0, 1, 0, 1, 1, 0],
+        [0, 0, 0, 0, 0, 0, 0],
+    ],
+    bool,
+)
+
+
+def np_(x):
+    return ops.convert_to_numpy(x)
+
+
+def exact_tanh():
+    """tanh that keeps float64 on every backend (``keras.ops.tanh`` returns
+    float32 for float64 input on JAX, which would make the generic loop, not
+    the fused one, the imprecise side of the comparison)."""
+    if BACKEND == "jax":
+        import jax
+
+        return jax.numpy.tanh
+    return "tanh"
+
+
+def make_pair(key, x_shape, dtype="float64", seed=0, cell_kw=None, **layer_kw):
+    """A fused and a generic layer with the same random weights."""
+    layers = []
+    for fused in (True, False):
+        kw = dict(cell_kw or {})
+        if not fused and dtype == "float64":
+            kw["activation"] = exact_tanh()
+        cell = CELLS[key](dtype=dtype, **kw)
+        layer = ks.layers.Recurrent(cell, fused=fused, dtype=dtype, **layer_kw)
+        layer.build(x_shape)
+        layers.append(layer)
+    rng = np.random.default_rng(seed)
+    values = [rng.uniform(-0.6, 0.6, w.shape) for w in layers[0].weights]
+    for layer in layers:
+        for var, value in zip(layer.weights, values):
+            var.assign(value.astype(var.dtype))
+    return layers
+
+
+def value_and_grads(layer, x, states, mask, weights_proj, training=False):
+    """Loss ``sum(outputs * proj)`` and its gradients with respect to the
+    input, the initial states and the cell's trainable weights."""
+    variables = layer.cell.trainable_weights
+
+    def loss_of(x, states):
+        outs = layer(x, initial_state=list(states), mask=mask, training=training)
+        outs = outs if isinstance(outs, list) else [outs]
+        return sum(ops.sum(o * p) for o, p in zip(outs, weights_proj)), outs
+
+    if BACKEND == "tensorflow":
+        import tensorflow as tf
+
+        x = tf.constant(x)
+        states = [tf.constant(s) for s in states]
+        with tf.GradientTape() as tape:
+            tape.watch([x] + states)
+            loss, outs = loss_of(x, states)
+        grads = tape.gradient(loss, [x] + states + [v.value for v in variables])
+        return [np_(o) for o in outs], [np_(g) for g in grads]
+    import jax
+
+    def pure(values, x, states):
+        with keras.StatelessScope(state_mapping=list(zip(variables, values))):
+            return loss_of(x, states)
+
+    (loss, outs), grads = jax.value_and_grad(pure, argnums=(0, 1, 2), has_aux=True)(
+        [v.value for v in variables], x, list(states)
+    )
+    weight_grads, dx, dstates = grads
+    return [np_(o) for o in outs], [np_(dx)] + [np_(g) for g in dstates] + [
+        np_(g) for g in weight_grads
+    ]
+
+
+def assert_pair_equal(fused, generic, x, states, mask, atol=1e-9, training=False):
+    rng = np.random.default_rng(7)
+    out_shapes = [tuple(s) for s in _output_shapes(fused, x)]
+    proj = [rng.standard_normal(s).astype(x.dtype) for s in out_shapes]
+    outs_f, grads_f = value_and_grads(fused, x, states, mask, proj, training)
+    outs_g, grads_g = value_and_grads(generic, x, states, mask, proj, training)
+    assert len(grads_f) == len(grads_g) == 1 + len(states) + len(fused.cell.trainable_weights)
+    for a, b in zip(outs_f, outs_g):
+        np.testing.assert_allclose(a, b, atol=atol, rtol=0)
+    for a, b in zip(grads_f, grads_g):
+        assert np.abs(b).max() > 0  # the comparison is not between zeros
+        np.testing.assert_allclose(a, b, atol=atol, rtol=0)
+
+
+def _output_shapes(layer, x):
+    shapes = layer.compute_output_shape(x.shape)
+    if isinstance(shapes, list):
+        return [tuple(x.shape[0] if d is None else d for d in s) for s in shapes]
+    return [shapes]
+
+
+def random_states(key, batch, rng):
+    n = 2 if KIND.get(key, key) == "lstm" else 1
+    return [rng.standard_normal((batch, 5)) for _ in range(n)]
+
+
+@pytest.mark.parametrize(
+    "key, return_sequences", [(key, True) for key in CELLS] + [("elman", False), ("gru", False)]
+)
+def test_fused_equals_generic_outputs_states_and_gradients(key, return_sequences):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 7, 3))
+    fused, generic = make_pair(key, x.shape, return_sequences=return_sequences, return_state=True)
+    assert fused._fused_kind(False) == KIND.get(key, key)
+    assert generic._fused_kind(False) is None
+    assert_pair_equal(fused, generic, x, random_states(key, 4, rng), None)
+
+
+@pytest.mark.parametrize("key", list(CELLS))
+@pytest.mark.parametrize("go_backwards, zero_output", [(False, True), (True, False)])
+def test_fused_equals_generic_with_holes_in_the_mask(key, go_backwards, zero_output):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 7, 3))
+    x[~MASK] = 1e3  # padding content must not matter
+    fused, generic = make_pair(
+        key,
+        x.shape,
+        return_sequences=True,
+        return_state=True,
+        go_backwards=go_backwards,
+        zero_output_for_mask=zero_output,
+    )
+    assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
+
+
+@pytest.mark.parametrize("key", ["lstm", "gru_after"])
+def test_fused_equals_generic_last_output_with_mask(key):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 7, 3))
+    fused, generic = make_pair(key, x.shape, return_state=True, go_backwards=True)
+    assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
+
+
+@pytest.mark.parametrize("key", ["gru", "lstm_peep"])
+def test_input_dropout_takes_the_fused_path_with_the_same_masks(key):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 7, 3))
+    fused, generic = make_pair(
+        key, x.shape, return_sequences=True, cell_kw={"dropout": 0.5, "seed": 3}
+    )
+    assert fused._fused_kind(True) is not None
+    assert_pair_equal(fused, generic, x, random_states(key, 4, rng), None, training=True)
+
+
+def test_recurrent_dropout_while_training_falls_back_to_the_generic_loop():
+    layer = ks.layers.Recurrent(ks.cells.LSTMCell(3, recurrent_dropout=0.5))
+    assert layer._fused_kind(True) is None
+    assert layer._fused_kind(False) == "lstm"
+
+
+def test_other_cells_and_activations_fall_back():
+    assert ks.layers.Recurrent(ks.cells.ElmanCell(3, activation="relu"))._fused_kind(False) is None
+    assert ks.layers.Recurrent(ks.cells.ElmanCell(3), unroll=True)._fused_kind(False) is None
+
+    class MyLSTM(ks.cells.LSTMCell):
+        pass
+
+    assert ks.layers.Recurrent(MyLSTM(3))._fused_kind(False) is None
+
+
+@pytest.mark.parametrize("key", ["lstm", "gru_after"])
+def test_fused_stateful_carry_equals_generic(key):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 8, 3))
+    fused, generic = make_pair(key, x.shape, return_sequences=True, stateful=True)
+    for chunk in (x[:, :5], x[:, 5:]):
+        np.testing.assert_allclose(np_(fused(chunk)), np_(generic(chunk)), atol=1e-9)
+    for a, b in zip(fused.states, generic.states):
+        np.testing.assert_allclose(np_(a.value), np_(b.value), atol=1e-9)
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_fused_mixed_precision_close_to_generic(policy):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 7, 3)).astype("float32")
+    layers = []
+    for fused in (True, False):
+        layer = ks.layers.Recurrent(
+            ks.cells.LSTMCell(5), fused=fused, dtype=policy, return_sequences=True
+        )
+        layer.build(x.shape)
+        layers.append(layer)
+    layers[1].set_weights(layers[0].get_weights())
+    a, b = (np_(layer(x, mask=MASK)) for layer in layers)
+    assert a.dtype == b.dtype and a.dtype != np.float32
+    tol = 2e-2 if policy == "mixed_bfloat16" else 3e-3
+    np.testing.assert_allclose(a.astype("float32"), b.astype("float32"), atol=tol)
+
+
+@pytest.mark.parametrize("key", ["lstm", "gru_after", "gated"])
+def test_fit_gives_equal_weights_on_both_paths(key):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((8, 6, 3))
+    y = rng.standard_normal((8, 6, 5))
+    mask = np.ones((8, 6), bool)
+    mask[:3, 4:] = False
+    models = []
+    for layer in make_pair(key, x.shape, return_sequences=True):
+        inputs = keras.Input((6, 3), dtype="float64")
+        m_in = keras.Input((6,), dtype="bool")
+        model = keras.Model([inputs, m_in], layer(inputs, mask=m_in))
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+        model.fit([x, mask], y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+        models.append(model)
+    for a, b in zip(models[0].get_weights(), models[1].get_weights()):
+        np.testing.assert_allclose(a, b, atol=1e-9)
+    assert not np.allclose(models[0].get_weights()[0], make_pair(key, x.shape)[0].get_weights()[0])
+
+
+def test_old_config_without_fused_key_loads_with_the_fused_path():
+    layer = ks.layers.Recurrent(ks.cells.LSTMCell(3))
+    config = layer.get_config()
+    assert config["fused"] is True
+    del config["fused"]
+    restored = ks.layers.Recurrent.from_config(config)
+    assert restored.fused and restored._fused_kind(False) == "lstm"
+    generic = ks.layers.Recurrent.from_config({**config, "fused": False})
+    assert generic._fused_kind(False) is None
