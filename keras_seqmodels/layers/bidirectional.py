@@ -65,7 +65,10 @@ class Bidirectional(keras.layers.Layer):
     The backward copy reads each sequence **reversed within its own length**:
     the valid steps of row b, last first, then its padding, which stays at
     the end and is masked. So a padded batch gives, row by row, exactly what
-    each unpadded sequence gives alone; the outputs of padded steps are zeros.
+    each unpadded sequence gives alone; with ``return_sequences`` the outputs
+    of padded steps are zeros, without it each direction returns its output
+    at the last step it read (g(1) for the backward direction), whatever the
+    wrapped layer's ``zero_output_for_mask``.
     The reversal is one gather with per-row indices computed from the mask.
 
     What is new relative to ``keras.layers.Bidirectional``: it wraps this
@@ -148,9 +151,13 @@ class Bidirectional(keras.layers.Layer):
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
         for sub in (self.forward_layer, self.backward_layer):
-            # Padded steps must output zeros so that merged outputs are zero.
+            # With return_sequences, padded steps output zeros, so merged
+            # outputs are zero there. Without, the layer's last output must
+            # be the one of its last unmasked step: a Keras RNN with
+            # zero_output_for_mask=True would return the zeros of a trailing
+            # padded step instead (Keras's own wrapper sets the same rule).
             if getattr(sub, "zero_output_for_mask", None) is not None:
-                sub.zero_output_for_mask = True
+                sub.zero_output_for_mask = bool(sub.return_sequences)
         self.supports_masking = True
 
     @staticmethod
