@@ -16,7 +16,6 @@ from keras_seqmodels.zoo.api import (
     load,
     load_model,
     read_asset,
-    recipe_path,
 )
 from keras_seqmodels.zoo.registry import register_model
 from keras_seqmodels.zoo.task import Task
@@ -31,6 +30,5 @@ __all__ = [
     "load",
     "load_model",
     "read_asset",
-    "recipe_path",
     "register_model",
 ]

@@ -267,32 +267,6 @@ def asset_path(name, key):
     return path
 
 
-def recipe_path(name):
-    """Path of a model's recipe in a source checkout (``zoo/<name>/recipe.py``).
-
-    Args:
-        name: a zoo model name (registered or not).
-
-    Returns:
-        The absolute path of ``recipe.py``.
-
-    Raises:
-        FileNotFoundError: not in a source checkout, or no such recipe.
-
-    Example:
-
-    >>> recipe_path("mnist-renet").endswith("recipe.py")
-    True
-    """
-    path = os.path.join(CHECKOUT_ZOO_DIR, name, "recipe.py")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(
-            f"keras_seqmodels.zoo: the recipe of {name!r} is in the source "
-            f"tree (zoo/{name}/recipe.py); run from a checkout. Looked at {path}"
-        )
-    return path
-
-
 def sha256_of(path):
     digest = hashlib.sha256()
     with open(path, "rb") as f:

@@ -39,7 +39,7 @@ def shipped():
 @pytest.fixture
 def cli(shipped, monkeypatch):
     """``run_cli`` with the zoo model loaded once for the module."""
-    monkeypatch.setattr(zoo, "load", lambda name, compile=False: shipped)
+    monkeypatch.setattr(zoo, "load", lambda name: zoo.task.task_class(name)(name, model=shipped))
     return lambda argv, stdin=None: run_cli(argv, stdin, monkeypatch)
 
 

@@ -139,7 +139,7 @@ def test_cli_translate_prints_german(shipped, monkeypatch):
     from keras_seqmodels import zoo
     from keras_seqmodels.cli.main import main
 
-    monkeypatch.setattr(zoo, "load", lambda name, compile=False: shipped)
+    monkeypatch.setattr(zoo, "load", lambda name: zoo.task.task_class(name)(name, model=shipped))
     buf = io.StringIO()
     with redirect_stdout(buf):
         assert main(["translate", "--beam", "1", "A man is riding a bicycle.",
