@@ -1,4 +1,11 @@
-"""``seqmodels tag "The old man the boats ."``: word/TAG pairs from a zoo tagger."""
+"""``seqmodels tag "I can't eat butter!"``: token/TAG pairs from a zoo tagger.
+
+Raw text is split into tokens the way the tagger's training data (UD English
+EWT) is (``keras_seqmodels.data.tokenize``: punctuation and clitics split off,
+``can't`` -> ``ca n't``), so the output has one tag per token:
+``I/PRON ca/AUX n't/PART eat/VERB butter/NOUN !/PUNCT``. ``--pretokenized``
+splits on whitespace only, for text that is already tokenised.
+"""
 
 import os
 import sys
@@ -27,20 +34,38 @@ def load_tagger(model_name="ud-ewt-upos", model_path=None):
     return zoo.load(model_name).model
 
 
-def tag(sentences, model_name="ud-ewt-upos", model_path=None, model=None):
-    """Tag whitespace-tokenised sentences; returns one list of (word, tag) per
-    non-blank sentence (``model``: an already loaded tagger, else one is loaded)."""
+def tag(sentences, model_name="ud-ewt-upos", model_path=None, model=None,
+        pretokenized=False):
+    """Tag raw sentences: one list of ``(token, tag)`` per non-blank sentence.
+
+    Args:
+        sentences: strings of raw text (split with
+            ``keras_seqmodels.data.tokenize.tokenize``) or, with
+            ``pretokenized``, of whitespace-separated tokens.
+        model_name: the zoo tagger, used when ``model`` is not given.
+        model_path: a ``.keras`` tagger file instead of the zoo's.
+        model: an already loaded tagger (a Keras model taking a string
+            ``(batch,)`` of space-separated tokens).
+        pretokenized: split on whitespace only.
+
+    Returns:
+        A list, one entry per non-blank sentence, of ``(token, tag)`` pairs.
+    """
     import numpy as np
 
-    sentences = [s for s in sentences if s.strip()]
-    if not sentences:
+    from keras_seqmodels.data.tokenize import tokenize
+
+    rows = [s.split() if pretokenized else tokenize(s) for s in sentences if s.strip()]
+    if not rows:
         return []
     if model is None:
         model = load_tagger(model_name, model_path)
-    tags = np.asarray(model.predict_on_batch(np.array(sentences, dtype=object)))
+    tags = np.asarray(
+        model.predict_on_batch(np.array([" ".join(r) for r in rows], dtype=object))
+    )
     return [
-        list(zip(s.split(), [t.decode("utf-8") for t in row if t]))
-        for s, row in zip(sentences, tags)
+        list(zip(tokens, [t.decode("utf-8") for t in row[: len(tokens)]]))
+        for tokens, row in zip(rows, tags)
     ]
 
 
@@ -51,7 +76,7 @@ def _run(args):
     if args.model_path and not os.path.isfile(args.model_path):
         raise UserError(f"--model-path: no such file: {args.model_path}")
     lines, from_file = read_lines(
-        args.sentences, args.file, 'a sentence ("The old man the boats .")'
+        args.sentences, args.file, 'a sentence ("I can\'t eat butter!")'
     )
     keep = [i for i, line in enumerate(lines) if line.strip()]
     if not keep:
@@ -63,7 +88,7 @@ def _run(args):
     out = [""] * len(lines)
     for start in range(0, len(keep), args.batch_size):
         rows = keep[start : start + args.batch_size]
-        tagged = tag([lines[i] for i in rows], model=model)
+        tagged = tag([lines[i] for i in rows], model=model, pretokenized=args.pretokenized)
         for i, pairs in zip(rows, tagged):
             out[i] = " ".join(f"{w}/{t}" for w, t in pairs)
         if progress is not None:
@@ -72,8 +97,16 @@ def _run(args):
 
 
 def register(subparsers):
-    text = "tag whitespace-tokenised sentences with a zoo tagger (prints word/TAG)"
-    parser = subparsers.add_parser("tag", help=text, description=text)
+    text = "tag English sentences with a zoo tagger (prints token/TAG)"
+    parser = subparsers.add_parser(
+        "tag",
+        help=text,
+        description="Tag English sentences with a zoo tagger: one output line of "
+        "token/TAG pairs per input line. Raw text is split into tokens as in the "
+        "tagger's training data (UD English EWT): punctuation and clitics become "
+        "tokens of their own (\"can't\" -> ca n't, \"butter!\" -> butter !); "
+        "numbers, abbreviations (U.S., Mr.), URLs and e-mail addresses stay whole.",
+    )
     parser.add_argument("sentences", nargs="*", help="sentences (default: lines of stdin)")
     parser.add_argument("--file", help="a UTF-8 text file, one sentence per line "
                         "(progress bar on standard error; blank lines stay blank)")
@@ -81,6 +114,8 @@ def register(subparsers):
     parser.add_argument("--batch-size", type=options.positive_int, default=64,
                         help="sentences per model call (>= 1, default 64)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--pretokenized", action="store_true",
+                        help="the input is already tokenised: split on whitespace only")
     parser.add_argument("--model", default="ud-ewt-upos", help="zoo tagger name")
     parser.add_argument("--model-path", default=None, help="a .keras tagger file instead")
     parser.set_defaults(func=_run)

@@ -16,10 +16,11 @@ Natural inputs of the ``serving_default`` signatures:
   ``logits`` ``(batch, length, 8)``.
 - ``ptb-lstm``: ``text``, strings ``(batch,)`` -> ``next_word``,
   ``next_word_logits``, ``log_likelihood``.
+- ``ud-ewt-upos``: ``text``, raw strings ``(batch,)`` -> ``tokens`` and
+  ``tags`` ``(batch, max_tokens)`` (tokenised as ``seqmodels tag`` does).
 
-The generic fallback: anything not in the table (``ud-ewt-upos``, whose Keras
-model already takes strings; a zoo model registered without an exporter; a
-``.keras`` file; a model object such as an echo state network with a fitted
+The generic fallback: anything not in the table (a zoo model registered
+without an exporter; a ``.keras`` file; a model object such as an echo state network with a fitted
 readout) is written by Keras's ``model.export``: ``serving_default`` takes
 the model's ``keras.Input`` s by name, in their dtypes and shapes, and returns
 ``output_0``, ``output_1``, ...
@@ -38,6 +39,7 @@ EXPORTERS = {
     "ntm-copy": "keras_seqmodels.export.copy_task:export_copy_model",
     "ptb-lstm": "keras_seqmodels.export.language_model:export_language_model",
     "sst-treelstm": "keras_seqmodels.trees.serving:export_sentiment_savedmodel",
+    "ud-ewt-upos": "keras_seqmodels.export.tagging:export_tagger",
 }
 GENERIC = "keras_seqmodels.export.generic:export_model"
 

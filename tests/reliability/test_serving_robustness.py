@@ -224,12 +224,12 @@ def test_zoo_translation_export_answers_each_request(probe_results):
 @pytest.mark.slow
 def test_zoo_tagging_export_tags_every_token(probe_results):
     results = probe_results["seqmodels-export:ud-ewt-upos"]
-    out = {n: o["outputs"]["output_0"] for n, o in results.items()}
+    out = {n: o["outputs"]["tags"] for n, o in results.items()}
     assert out["10,000 characters"]["shape"] == [1, 2000]  # one tag per word
     assert out["10,000 characters, no spaces"]["shape"] == [1, 1]
     assert out["mixed lengths"]["shape"] == [5, 2000]
     assert out["empty batch"]["shape"][0] == 0
-    # No words, no tags: one padding slot, an empty string.
+    # No words, no tags.
     assert out["empty string"]["blank_rows"] == [True]
     assert out["whitespace only"]["blank_rows"] == [True]
     assert out["mixed lengths"]["blank_rows"] == [True, False, False, False, False]

@@ -1,0 +1,83 @@
+"""SavedModel export of a string-in tagger (ud-ewt-upos): raw text in, tokens
+and one tag per token out."""
+
+from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits, string_checks
+
+# Documented request limits of the signature, checked in the graph.
+LIMITS = {
+    "max_batch": 256,  # texts per request
+    "max_bytes": 16_384,  # bytes per text
+    "max_tokens": 4_096,  # tokens per text
+}
+
+
+def export_tagger(model, directory, limits=None, served_name="tagger"):
+    """Write a SavedModel whose ``serving_default`` tokenises and tags text.
+
+    The signature takes ``text``, a string tensor ``(batch,)`` of raw
+    sentences, splits each into tokens with the same rules as
+    ``seqmodels tag`` (``keras_seqmodels.data.tokenize``: punctuation and
+    clitics split off, UD English style, here as TensorFlow string ops) and
+    returns ``{"tokens": string (batch, max_tokens), "tags": string (batch,
+    max_tokens)}``, ``""`` at padding. Plain TensorFlow (or TensorFlow
+    Serving) loads and runs it without keras_seqmodels::
+
+        import tensorflow as tf
+        served = tf.saved_model.load(directory)
+        out = served.signatures["serving_default"](text=tf.constant(["I can't eat butter!"]))
+        out["tokens"], out["tags"]   # [[I, ca, n't, eat, butter, !]], [[PRON, AUX, ...]]
+
+    Request limits (``LIMITS``), checked in the graph before tagging (an
+    ``InvalidArgumentError`` names the one exceeded): 256 texts, 16,384 bytes
+    and 4,096 tokens per text. An empty or blank text gives a row of padding;
+    an empty batch gives ``(0, 0)`` outputs.
+
+    Args:
+        model: a Keras model with one string input ``(batch,)`` of
+            whitespace-separated tokens and one string output ``(batch,
+            tokens)`` of tags (as the zoo's ud-ewt-upos), or a zoo task
+            holding one (``.model``).
+        directory: output folder (must not exist or be empty).
+        limits: optional dict overriding some of ``LIMITS``.
+        served_name: the start of the limit messages (``export`` passes the
+            zoo name).
+    """
+    import keras
+    import tensorflow as tf
+
+    from keras_seqmodels.data.tokenize import tf_tokenize
+
+    model = getattr(model, "model", model)
+    check_empty_directory(directory)
+    limits = merge_limits("export_tagger", LIMITS, limits)
+    if len(model.inputs) != 1 or model.inputs[0].dtype != "string":
+        raise ValueError(
+            "export_tagger: the model must have one string input (batch,) of "
+            f"whitespace-separated tokens. Received inputs: {model.inputs}"
+        )
+
+    def serve(text):
+        text = guard([text], string_checks(
+            served_name, text, limits["max_batch"], limits["max_bytes"], noun="texts"
+        ))[0]
+        tokens = tf_tokenize(text)
+        longest = max_or_zero(tokens.row_lengths())
+        tokens = guard([tokens], [
+            at_most(served_name, "tokens per text", longest, limits["max_tokens"])
+        ])[0]
+        padded = tokens.to_tensor("")
+        tags = model(tf.strings.reduce_join(tokens, axis=-1, separator=" "))
+        # The model keeps at least one (padding) slot; a batch of blank texts has none.
+        tags = tags[:, : tf.shape(padded)[1]]
+        return {"tokens": padded, "tags": tf.where(padded == "", "", tags)}
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.add_endpoint(
+        name="serving_default",
+        fn=serve,
+        input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+    )
+    archive.write_out(directory, verbose=False)
+    return directory
