@@ -54,9 +54,10 @@ def register(subparsers):
         "babi-memn2n 'story' and 'question' strings -> 'answer', 'scores'; "
         "ntm-copy 'bits' float32 (batch, length, 8) -> 'copy', 'logits'; "
         "ptb-lstm 'text' strings -> 'next_word', 'next_word_logits', "
-        "'log_likelihood'. "
-        "Any other model (ud-ewt-upos, a .keras file) gets the generic export: "
-        "the model's named inputs -> 'output_0', ...",
+        "'log_likelihood'; ud-ewt-upos 'text' raw strings -> 'tokens', 'tags' "
+        "(tokenised as `seqmodels tag` does). "
+        "Any other model (a .keras file) gets the generic export: "
+        "the model's named inputs -> 'output_0', ... The folder must be new or empty.",
     )
     p.add_argument(
         "name", help="zoo model name (see `seqmodels zoo list`) or a path to a .keras file"
