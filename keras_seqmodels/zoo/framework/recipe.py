@@ -40,6 +40,10 @@ class Recipe:
             monitored key into the logs, or grow a curriculum of ``train``).
         prepare: optional ``(model, train, config, work_dir)`` run once before
             ``fit`` (e.g. pre-training embeddings).
+        package: optional ``(model, config) -> keras.Model``: the shipped
+            model made from the selected one (e.g. the vocabularies, the
+            tokenizer and the decoder put around an id-level network); saved
+            as ``<work-dir>/<name>.keras``, which ``evaluate --model`` takes.
         task, data, card: what registration records in the zoo index.
     """
 
@@ -54,6 +58,7 @@ class Recipe:
     data_subdir: str | None = None
     callbacks: Callable | None = None
     prepare: Callable | None = None
+    package: Callable | None = None
     task: str = ""
     data: str = ""
     card: str = ""
@@ -64,7 +69,7 @@ class Recipe:
         ``CONFIG``, ``MONITOR``, ``DATA_SUBDIR``, ``TASK``, ``DATA``, ``CARD``
         and functions named as the fields (``build_model``, ``load_data``,
         ``compile_options``, ``evaluate``, optional ``evaluation_data``,
-        ``callbacks``, ``prepare``)."""
+        ``callbacks``, ``prepare``, ``package``)."""
         values = {}
         for field in dataclasses.fields(cls):
             key = field.name.upper() if field.name in _CONSTANTS else field.name

@@ -43,6 +43,7 @@ def train(recipe, args):
             f"({sorted(recipe.config)}). Received: {unknown}"
         )
     data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
+    base["data_dir"] = data_dir
     results = []
     for folder, overrides, seed in _runs(args):
         config = dict(base, seed=seed)
@@ -50,17 +51,21 @@ def train(recipe, args):
             config[key] = type(base[key])(value) if base[key] is not None else value
         work_dir = os.path.join(args.work_dir, folder) if folder else args.work_dir
         record = _fit_one(recipe, args, config, data_dir, work_dir)
-        results.append((record, work_dir, overrides, seed))
+        results.append((record, work_dir, config))
     trained = [r for r in results if r[0] is not None]
     if not trained:
         raise RuntimeError(f"{recipe.name}: no run saved a checkpoint ({recipe.monitor[0]}).")
     sign = 1 if recipe.monitor[1] == "min" else -1
-    record, work_dir, overrides, seed = min(trained, key=lambda r: sign * r[0]["value"])
+    record, work_dir, config = min(trained, key=lambda r: sign * r[0]["value"])
     best = os.path.join(args.work_dir, "best.keras")
     if work_dir != args.work_dir:
         shutil.copyfile(os.path.join(work_dir, "best.keras"), best)
         with open(os.path.join(args.work_dir, "best.json"), "w", encoding="utf-8") as f:
-            json.dump(dict(record, run=work_dir, seed=seed, **overrides), f)
+            json.dump(dict(record, run=work_dir, config=config), f)
+    if recipe.package is not None:
+        model = keras.saving.load_model(best, compile=False, safe_mode=True)
+        best = os.path.join(args.work_dir, f"{recipe.name}.keras")
+        recipe.package(model, config).save(best)
     print(json.dumps({"model": recipe.name, "selected": best, **record}))
     if args.export:
         from keras_seqmodels import export
@@ -119,8 +124,8 @@ def load_model(recipe, path=None):
 
 def evaluate(recipe, args):
     """Print the metrics of a model on ``--split``; ``--register`` ships it."""
-    config = dict(arguments.config_of(recipe, args), split=args.split)
     data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
+    config = dict(arguments.config_of(recipe, args), split=args.split, data_dir=data_dir)
     model = load_model(recipe, args.model)
     load = recipe.evaluation_data or recipe.load_data
     metrics = recipe.evaluate(model, load(data_dir, args.split, args.smoke, config), config)
