@@ -32,6 +32,7 @@ COMMAND_MODULES = [
 _MAX_MESSAGE = 400  # characters of an error message shown on the one line
 # Option values that name files: shown as "the input" of an unexpected error.
 _PATH_OPTIONS = ("file", "model_path", "input", "log", "name", "model", "directory")
+_NOT_INPUTS = ("output", "func")
 
 
 class UserError(Exception):
@@ -100,11 +101,15 @@ def import_keras(debug=False):
 
 
 def _inputs(args):
+    """The existing files named on the command line (options, then the rest,
+    e.g. a recipe's ``--model FILE``), for "on what input" in the error line."""
     seen = []
-    for option in _PATH_OPTIONS:
-        value = getattr(args, option, None)
-        if isinstance(value, str) and value and os.path.exists(value) and value not in seen:
-            seen.append(value)
+    values = [getattr(args, option, None) for option in _PATH_OPTIONS]
+    values += [v for k, v in sorted(vars(args).items()) if k not in _PATH_OPTIONS + _NOT_INPUTS]
+    for value in values:
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str) and item and os.path.isfile(item) and item not in seen:
+                seen.append(item)
     return seen
 
 

@@ -135,3 +135,16 @@ def test_missing_optional_dependency_names_the_package(monkeypatch):
         "seqmodels zoo list: error: this command needs the Python package 'sacrebleu': "
         "pip install sacrebleu"
     ]
+
+
+def test_garbage_model_in_evaluate(garbage_keras):
+    """A recipe run in-process (mnist-renet): whatever it raises is one line."""
+    from keras_seqmodels import zoo
+
+    if "mnist-renet" not in zoo.list_models():
+        pytest.skip("mnist-renet is not registered")
+    code, _, err = run_cli(["evaluate", "mnist-renet", "--model", garbage_keras])
+    assert code in (1, 2), (code, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("seqmodels evaluate: error: ")
