@@ -58,6 +58,11 @@ def test_tagging_gives_one_upos_tag_per_token(tasks):
     assert all(isinstance(tag, str) and tag in UPOS for row in tags for tag in row)
     assert tags[0][0] == "DET" and tags[0][-1] == "PUNCT" and tags[2][0] == "PRON"
     assert t.predict("Dogs bark .") == t.predict(["Dogs bark ."])[0]
+    raw = "I can't eat butter!"  # raw text: split UD-style, one tag per token
+    assert t.tokenize(raw) == ["I", "ca", "n't", "eat", "butter", "!"]
+    tags = t.predict(raw)
+    assert len(tags) == 6 and tags[0] == "PRON" and tags[-1] == "PUNCT"
+    assert len(t.predict(raw, pretokenized=True)) == 4
 
 
 def test_sentiment_gives_labels_with_probabilities(tasks):
