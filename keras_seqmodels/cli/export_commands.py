@@ -13,16 +13,37 @@ def _export(args):
     if args.beam is not None:
         export_options["beam_size"] = args.beam
     source = args.name
+    exporter = export.export
     if source.endswith(".keras"):
-        source = _load_keras_file(source)
+        path, source = source, _load_keras_file(source)
+        exporter = _keras_file_exporter(path, source) or exporter
     if os.path.isdir(args.directory) and os.listdir(args.directory):
         raise UserError(f"{args.directory} is not empty; give a new or empty folder")
     try:
-        export.export(source, args.directory, **export_options)
+        exporter(source, args.directory, **export_options)
     except FileExistsError as err:
         raise UserError(str(err)) from err
     print(f"wrote {args.directory} (SavedModel; signature 'serving_default')")
     return 0
+
+
+def _keras_file_exporter(path, model):
+    """The exporter a loaded .keras model needs (None: the generic one), or one line."""
+    from keras_seqmodels.cli.main import UserError
+    from keras_seqmodels.seq2seq import EncoderDecoder, Translator
+
+    if isinstance(model, Translator):
+        from keras_seqmodels.export.translation import export_translator
+
+        return export_translator
+    if isinstance(model, EncoderDecoder):
+        raise UserError(
+            f"{path} holds an EncoderDecoder (token ids in, teacher-forced logits out), "
+            "not a translator; wrap it with its vocabularies in "
+            "keras_seqmodels.seq2seq.Translator (Translator.from_parallel_text trains one "
+            "from two text files), save that as .keras and export it"
+        )
+    return None
 
 
 def _load_keras_file(path):

@@ -17,6 +17,7 @@ from keras_seqmodels.seq2seq.masked_accuracy import MaskedAccuracy
 from keras_seqmodels.seq2seq.masked_sparse_crossentropy import (
     MaskedSparseCrossentropy,
 )
+from keras_seqmodels.seq2seq.parallel_text import read_parallel_text, train_translator
 from keras_seqmodels.seq2seq.recurrent_encoder import RecurrentEncoder
 from keras_seqmodels.seq2seq.translator import Translator
 
@@ -30,5 +31,7 @@ __all__ = [
     "beam_search",
     "greedy_decode",
     "length_penalty",
+    "read_parallel_text",
     "sample_decode",
+    "train_translator",
 ]

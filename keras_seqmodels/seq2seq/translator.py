@@ -126,6 +126,18 @@ class Translator(keras.Model):
             oov_token=text.UNK, invert=True, name="target_inverse",
         )
 
+    @classmethod
+    def from_parallel_text(cls, source_path, target_path, validation=None, **options):
+        """Train a translator on two aligned plain-text files.
+
+        The same as ``keras_seqmodels.seq2seq.train_translator`` (see there
+        for ``options``): vocabularies from the text, an ``EncoderDecoder``
+        trained by teacher forcing, returned wrapped in a ``Translator``.
+        """
+        from keras_seqmodels.seq2seq.parallel_text import train_translator
+
+        return train_translator(source_path, target_path, validation, **options)
+
     def build(self, input_shape=None):
         if not self.model.built:
             self.model.build(((None, None), (None, None)))
