@@ -88,18 +88,24 @@ class _CallAfterExec(_importlib_abc.Loader):
 class _RegistrationFinder(_importlib_abc.MetaPathFinder):
     """Watches the import of Keras, its frameworks and this package's modules."""
 
+    _searching = False  # another finder that wraps loaders may ask this one again
+
     def find_spec(self, fullname, path, target=None):
-        if _registered or not _watched(fullname):
+        if self._searching or _registered or not _watched(fullname):
             return None
-        for finder in _sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _CallAfterExec(spec.loader)
-                return spec
-        return None
+        self._searching = True
+        try:
+            for finder in _sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                        spec.loader = _CallAfterExec(spec.loader)
+                    return spec
+            return None
+        finally:
+            self._searching = False
 
 
 if "keras" in _sys.modules:

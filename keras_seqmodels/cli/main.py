@@ -1,10 +1,10 @@
 """``seqmodels``: run, train, evaluate and export the zoo's models.
 
 Each sub-command lives in its own module of this package that defines
-``register(subparsers)``; add new modules to ``COMMAND_MODULES``. A command
-that needs no Keras (``zoo list``) sets ``needs_keras=False`` as a parser
-default; the others get Keras imported (its start-up log hidden) before they
-run.
+``register(subparsers)``; add new modules to ``COMMAND_MODULES``. Commands
+import Keras and TensorFlow only when they need them (inside the function
+that runs), so ``--help``, ``zoo list`` and mistakes in the arguments or input
+files answer at once; the frameworks' native start-up log is hidden.
 
 Every failure ends the same way: one line ``seqmodels COMMAND: error: ...`` on
 standard error (what failed, on what input, what to do) and a non-zero exit
@@ -15,6 +15,7 @@ unreadable input, a missing optional package) and 1 for anything else;
 
 import argparse
 import importlib
+import importlib.abc
 import os
 import sys
 import traceback
@@ -74,16 +75,20 @@ def build_parser():
     return parser
 
 
-def import_keras(debug=False):
-    """Import Keras (and its backend) with TensorFlow's native start-up log
-    hidden: TensorFlow and XLA write absl lines on file descriptor 2 while
-    loading, before any log level is read, so it points to /dev/null during
-    the import (restored after it, also when the import fails)."""
-    if "keras" in sys.modules:
-        return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    saved = None
-    if not debug:
+class _QuietLoader(importlib.abc.Loader):
+    """Runs a framework's loader with file descriptor 2 pointing to /dev/null."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        saved = None
         try:
             sys.stderr.flush()
             saved = os.dup(2)
@@ -92,12 +97,47 @@ def import_keras(debug=False):
             os.close(devnull)
         except (OSError, ValueError):
             saved = None
-    try:
-        import keras  # noqa: F401  (also registers the package's classes)
-    finally:
-        if saved is not None:
-            os.dup2(saved, 2)
-            os.close(saved)
+        try:
+            self._loader.exec_module(module)
+        finally:
+            if saved is not None:
+                os.dup2(saved, 2)
+                os.close(saved)
+
+
+class _QuietFrameworkImport(importlib.abc.MetaPathFinder):
+    """Hides TensorFlow's native start-up log when a command first imports
+    Keras, TensorFlow or JAX: TensorFlow and XLA write absl lines on file
+    descriptor 2 while loading, before any log level is read. Commands import
+    them only when they run a model, so a usage error is reported at once."""
+
+    FRAMEWORKS = ("keras", "tensorflow", "jax")
+    _searching = False  # the other finders may ask this one again
+
+    def find_spec(self, fullname, path, target=None):
+        if self._searching or fullname not in self.FRAMEWORKS or fullname in sys.modules:
+            return None
+        self._searching = True
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                        spec.loader = _QuietLoader(spec.loader)
+                    return spec
+            return None
+        finally:
+            self._searching = False
+
+
+def quiet_framework_imports():
+    """Import Keras, TensorFlow and JAX, when a command first needs them,
+    without their native start-up lines on standard error."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if not any(isinstance(f, _QuietFrameworkImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _QuietFrameworkImport())
 
 
 def _inputs(args):
@@ -159,8 +199,8 @@ def main(argv=None):
                          getattr(args, "plot_command", None)) if v
     )
     try:
-        if getattr(args, "needs_keras", True):
-            import_keras(debug=args.debug)
+        if not args.debug:
+            quiet_framework_imports()
         result = args.func(args)
     except KeyboardInterrupt:
         print(f"seqmodels {command}: interrupted", file=sys.stderr)

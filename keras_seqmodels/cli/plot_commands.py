@@ -160,7 +160,7 @@ def register(subparsers):
     p.add_argument("-o", "--output", default="curves.png", help="PNG to write")
     p.add_argument("--metrics", help="comma-separated metrics to draw (default: all)")
     p.add_argument("--title", default=None, help="figure title (default: the log's name)")
-    p.set_defaults(func=_curves, needs_keras=False)
+    p.set_defaults(func=_curves)
 
     p = sub.add_parser(
         "attention",

@@ -150,11 +150,11 @@ def register(subparsers):
     sub = parser.add_subparsers(dest="zoo_command", metavar="ZOO_COMMAND")
     sub.required = True
     p_list = sub.add_parser("list", help="name, task, size and test metrics of each model")
-    p_list.set_defaults(func=_list, needs_keras=False)
+    p_list.set_defaults(func=_list)
     p_info = sub.add_parser(
         "info",
         help="a model's card: task, domain, intended use, known limits, license, metrics",
     )
     p_info.add_argument("name")
     p_info.add_argument("--json", action="store_true", help="the index entry as JSON")
-    p_info.set_defaults(func=_info, needs_keras=False)
+    p_info.set_defaults(func=_info)

@@ -119,3 +119,37 @@ def test_info_lines_order_and_wrapping():
     labels = [line.split()[0] for line in lines[1:] if line[2:3] != " "]
     assert labels == ["task", "known", "license", "zzz"]
     assert max(len(line) for line in lines) <= 70
+
+
+def test_input_errors_answer_before_loading_a_framework(tmp_path):
+    """A binary --file is reported before Keras or TensorFlow is imported."""
+    path = tmp_path / "binary.txt"
+    path.write_bytes(b"\xff\xfe\x00 not text")
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(argv=["tag", "--file", str(path)])],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.stdout.splitlines()[-1] == "LOADED []", done.stdout[-300:]
+    assert done.stderr.splitlines() == [
+        f"seqmodels tag: error: --file: {path} is not UTF-8 text (byte 0xff at offset 0); "
+        "give UTF-8 text, one sentence per line"
+    ]
+
+
+@pytest.mark.slow
+def test_framework_start_up_log_is_hidden(tmp_path):
+    """The console script imports Keras and TensorFlow to read a .keras file
+    (and refuses a corrupt one): standard error holds the one error line,
+    none of TensorFlow's native start-up lines."""
+    script = shutil.which("seqmodels")
+    assert script, "the seqmodels console script is not on PATH"
+    model = tmp_path / "corrupt.keras"
+    model.write_bytes(b"PK\x03\x04 not a zip archive")
+    done = subprocess.run(
+        [script, "tag", "--model-path", str(model), "A sentence ."],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith(f"seqmodels tag: error: --model-path: cannot load {model}")
