@@ -7,7 +7,9 @@ new zoo model joins with one line here.
 Natural inputs of the ``serving_default`` signatures:
 
 - ``multi30k-en-de``: ``inputs``, strings ``(batch,)`` -> ``translations``.
-- ``sst-treelstm``: ``trees``, bracketed trees ``(batch,)`` -> ``root_class``.
+- ``sst-treelstm``: ``trees``, bracketed trees ``(batch,)`` -> ``root_class``,
+  ``root_probabilities``, ``error`` (a malformed tree: class -1 and its
+  problem, the other trees answered).
 - ``mnist-renet``: ``pixels``, float32 ``(batch, 28, 28)`` of 0-255 ->
   ``scores``, ``class_id``.
 - ``babi-memn2n``: ``story`` and ``question``, strings ``(batch,)`` ->
@@ -20,10 +22,42 @@ Natural inputs of the ``serving_default`` signatures:
   ``tags`` ``(batch, max_tokens)`` (tokenised as ``seqmodels tag`` does).
 
 The generic fallback: anything not in the table (a zoo model registered
-without an exporter; a ``.keras`` file; a model object such as an echo state network with a fitted
-readout) is written by Keras's ``model.export``: ``serving_default`` takes
-the model's ``keras.Input`` s by name, in their dtypes and shapes, and returns
-``output_0``, ``output_1``, ...
+without an exporter; a ``.keras`` file; a model object such as an echo state
+network with a fitted readout): ``serving_default`` takes the model's
+``keras.Input`` s by name, in their dtypes and shapes, and returns
+``output_0``, ``output_1``, ... as Keras's ``model.export`` does.
+
+Every signature defends itself: it checks the full shape of each input
+(a loaded SavedModel does not check shapes against its signature) and its
+request limits inside the graph, before the work that grows with them, and
+refuses a request beyond them with an ``InvalidArgumentError`` whose message
+names the limit (``"ptb-lstm: request too large: at most 1,000 words per
+text"``). Within them, memory and time grow linearly with the request. The
+limits (each exporter's ``LIMITS``; ``limits={...}`` overrides them):
+
+==================  ===================================================
+model               limits per request
+==================  ===================================================
+multi30k-en-de      64 sentences, 16,384 bytes each, 256 KiB in all
+sst-treelstm        256 trees, 131,072 bytes each, 1 MiB in all,
+                    32,768 nodes and 512 levels of brackets per tree,
+                    65,536 padded nodes (trees x nodes of the largest)
+mnist-renet         1,024 images of exactly 28 x 28, finite pixels
+babi-memn2n         256 pairs, 20,000 bytes per story, 1,000 per
+                    question, 1 MiB in all; ``serve_ids``: ids in the
+                    vocabulary, at most 50 statement slots
+ntm-copy            256 sequences of at most 512 steps, 65,536 steps in
+                    all, bits 0 or 1
+ptb-lstm            256 texts, 20,000 bytes and 1,000 words each, 1 MiB
+                    in all, 8,192 padded words (texts x longest)
+ud-ewt-upos         256 texts, 16,384 bytes and 4,096 tokens each
+generic             1,024 rows; strings 16,384 bytes each, 1 MiB in all;
+                    numbers 65,536 along each open dimension, 16,777,216
+                    elements per input
+==================  ===================================================
+
+Empty and blank strings and empty batches are answered (empty or blank
+results). Each export refuses a target directory that is not empty.
 
     >>> from keras_seqmodels import export   # doctest: +SKIP
     >>> export.export("multi30k-en-de", "/tmp/m30k")  # doctest: +SKIP
@@ -97,12 +131,14 @@ def export(name, directory, **options):
             raise FileNotFoundError(f"export: no such .keras file: {name}")
         model, name = keras.saving.load_model(name, compile=False, safe_mode=True), None
     elif isinstance(name, str):
+        options.setdefault("served_name", name)  # the start of limit messages
         return zoo.load(name).export(directory, **options)
     else:
         raise TypeError(
             "export: `name` must be a zoo name, a path ending in .keras or a "
             f"keras.Model. Received: {type(name).__name__}"
         )
+    options.setdefault("served_name", name or getattr(model, "name", None) or "model")
     exporter_for(name)(model, directory, **options)
     return directory
 

@@ -1,9 +1,17 @@
 """SavedModel export of a copy-task model (ntm-copy): a bit sequence in, its copy out."""
 
 from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.limits import at_most, guard, merge_limits
+
+# Documented request limits of the signature, checked in the graph.
+LIMITS = {
+    "max_batch": 256,  # sequences per request
+    "max_length": 512,  # steps per sequence (the model runs 2 x length + 1)
+    "max_padded_steps": 65_536,  # sequences x length
+}
 
 
-def export_copy_model(model, directory):
+def export_copy_model(model, directory, limits=None, served_name="copy model"):
     """Write a SavedModel whose ``serving_default`` copies bit sequences.
 
     The signature takes ``bits``, float32 ``(batch, length, bits)`` of 0/1
@@ -19,15 +27,25 @@ def export_copy_model(model, directory):
         bits = np.random.randint(0, 2, (1, 10, 8)).astype("float32")
         served.signatures["serving_default"](bits=tf.constant(bits))["copy"]
 
+    The signature checks in the graph that ``bits`` is ``(batch, length,
+    bits)`` with values 0 or 1, and the request limits (``LIMITS``): at most
+    256 sequences of at most 512 steps, 65,536 steps in all; otherwise an
+    ``InvalidArgumentError`` names the shape, the values or the limit. An
+    empty batch or zero steps give empty outputs.
+
     Args:
         model: a Keras model ``(batch, time, bits + 1) -> (batch, time,
             bits)`` logits (the last input channel is the delimiter).
         directory: output folder (must not exist or be empty).
+        limits: optional dict overriding some of ``LIMITS``.
+        served_name: the start of the limit messages (``export`` passes the
+            zoo name).
     """
     import keras
     import tensorflow as tf
 
     check_empty_directory(directory)
+    limits = merge_limits("export_copy_model", LIMITS, limits)
     channels = model.inputs[0].shape[-1]
     if len(model.inputs) != 1 or channels is None or channels < 2:
         raise ValueError(
@@ -37,6 +55,18 @@ def export_copy_model(model, directory):
     width = channels - 1
 
     def copy(bits):
+        bits = tf.ensure_shape(bits, [None, None, width])
+        batch, length = tf.shape(bits)[0], tf.shape(bits)[1]
+        bits = guard([bits], [
+            at_most(served_name, "sequences per request", batch, limits["max_batch"]),
+            at_most(served_name, "steps per sequence", length, limits["max_length"]),
+            at_most(served_name, "steps in all (sequences x length)", batch * length,
+                    limits["max_padded_steps"]),
+            tf.debugging.assert_equal(
+                tf.reduce_all((bits == 0.0) | (bits == 1.0)), True,
+                message=f"{served_name}: bits must be 0 or 1",
+            ),
+        ])[0]
         batch, length = tf.shape(bits)[0], tf.shape(bits)[1]
         data = tf.pad(bits, [[0, 0], [0, 0], [0, 1]])
         delimiter = tf.one_hot(tf.fill([batch, 1], width), channels, dtype=bits.dtype)

@@ -19,21 +19,96 @@ def check_empty_directory(directory, caller="export"):
         raise FileExistsError(f"{caller}: {directory} is not empty; give a new or empty folder")
 
 
-def export_model(model, directory, **options):
-    """Write ``model`` with ``model.export(directory)``.
+# Documented request limits of the generic signature, checked in the graph.
+LIMITS = {
+    "max_batch": 1024,  # rows per request (the first dimension of every input)
+    "max_bytes": 16_384,  # bytes per string (string inputs)
+    "max_total_bytes": 1_048_576,  # bytes of all strings of one input
+    "max_length": 65_536,  # any other dimension left open by the model (e.g. time)
+    "max_elements": 16_777_216,  # elements of one numeric input
+}
 
-    The SavedModel's ``serving_default`` signature takes the model's inputs
-    by name (``keras.Input(..., name=...)``) and returns ``output_0``, ...
+
+def export_model(model, directory, limits=None, served_name=None, **options):
+    """Write ``model`` as a SavedModel with a checked ``serving_default``.
+
+    The signature takes the model's inputs by name (``keras.Input(...,
+    name=...)``), in their dtypes and shapes, and returns ``output_0``, ...,
+    as Keras's ``model.export`` does. Before the model runs it checks in the
+    graph, for every input, the full shape (a loaded signature does not:
+    a request of another rank or size would run reshaped) and the request
+    limits (``LIMITS``): at most 1,024 rows; string inputs 16,384 bytes per
+    string and 1 MiB in all; numeric inputs at most 65,536 along each
+    dimension the model leaves open and 16,777,216 elements. A request
+    beyond them fails with an ``InvalidArgumentError`` naming the limit.
+    A model with several inputs given as a dict (not a list) is written by
+    ``model.export`` unchecked.
 
     Args:
         model: a built Keras model (functional or sequential with inputs).
         directory: output folder (must not exist or be empty).
+        limits: optional dict overriding some of ``LIMITS``.
+        served_name: the start of the limit messages (``export`` passes the
+            zoo name or ``"model"``).
         **options: none; a clear error if any are given.
     """
+    import keras
+    import tensorflow as tf
+
+    from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits
+
     if options:
         raise ValueError(
             f"export: the generic exporter takes no options. Received: {sorted(options)}"
         )
     check_empty_directory(directory)
-    model.export(directory, format="tf_saved_model", verbose=False)
+    limits = merge_limits("export_model", LIMITS, limits)
+    served_name = served_name or getattr(model, "name", None) or "model"
+    inputs = list(getattr(model, "inputs", None) or [])
+    structure = getattr(model, "_inputs_struct", inputs)
+    if not inputs or (len(inputs) > 1 and not isinstance(structure, (list, tuple))):
+        model.export(directory, format="tf_saved_model", verbose=False)
+        return directory
+    specs = [
+        tf.TensorSpec(t.shape, t.dtype, name=getattr(t, "name", None) or f"input_{i}")
+        for i, t in enumerate(inputs)
+    ]
+
+    def checked(x, spec):
+        x = tf.ensure_shape(x, spec.shape)
+        name = spec.name
+        shape = tf.shape(x, out_type=tf.int64)
+        checks = []
+        if spec.shape.rank:
+            checks.append(at_most(served_name, f"rows of `{name}` per request", shape[0],
+                                  limits["max_batch"]))
+        if x.dtype == tf.string:
+            length = tf.strings.length(x)
+            checks += [
+                at_most(served_name, f"bytes per string of `{name}`", max_or_zero(length),
+                        limits["max_bytes"]),
+                at_most(served_name, f"bytes in all of `{name}`", tf.reduce_sum(length),
+                        limits["max_total_bytes"]),
+            ]
+        else:
+            for axis, dim in enumerate(spec.shape):
+                if axis and dim is None:
+                    checks.append(at_most(served_name, f"steps along axis {axis} of `{name}`",
+                                          shape[axis], limits["max_length"]))
+            checks.append(at_most(served_name, f"elements of `{name}`", tf.size(x, tf.int64),
+                                  limits["max_elements"]))
+        return guard([x], checks)[0]
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    if len(specs) == 1:
+        fn = lambda x: model(checked(x, specs[0]), training=False)  # noqa: E731
+        signature = specs
+    else:
+        fn = lambda xs: model(  # noqa: E731
+            [checked(x, spec) for x, spec in zip(xs, specs)], training=False
+        )
+        signature = [specs]
+    archive.add_endpoint(name="serving_default", fn=fn, input_signature=signature)
+    archive.write_out(directory, verbose=False)
     return directory

@@ -1,9 +1,15 @@
 """SavedModel export of an image classifier (mnist-renet): pixels in, digit out."""
 
 from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.limits import at_most, guard, merge_limits
+
+# Documented request limits of the signature, checked in the graph.
+LIMITS = {"max_batch": 1024}  # images per request
 
 
-def export_image_classifier(model, directory, class_names=None):
+def export_image_classifier(
+    model, directory, class_names=None, limits=None, served_name="image classifier"
+):
     """Write a SavedModel whose ``serving_default`` classifies images.
 
     The signature takes ``pixels``, float32 ``(batch, height, width)`` with
@@ -18,16 +24,26 @@ def export_image_classifier(model, directory, class_names=None):
         image = np.zeros((1, 28, 28), "float32")           # e.g. a decoded PNG
         served.signatures["serving_default"](pixels=tf.constant(image))["class_id"]
 
+    The signature checks the whole shape of ``pixels`` in the graph (a
+    request of another rank or image size, e.g. ``(2, 28, 28, 3)`` for
+    mnist-renet, fails with an ``InvalidArgumentError`` naming the expected
+    shape), that the pixels are finite, and the request limit: at most 1,024
+    images (``LIMITS``). An empty batch gives empty outputs.
+
     Args:
         model: a Keras model with one image input (rank 3 or 4, static
             height and width) and one output of class scores.
         directory: output folder (must not exist or be empty).
         class_names: optional list of class labels, one per score.
+        limits: optional dict overriding some of ``LIMITS``.
+        served_name: the start of the limit messages (``export`` passes the
+            zoo name).
     """
     import keras
     import tensorflow as tf
 
     check_empty_directory(directory)
+    limits = merge_limits("export_image_classifier", LIMITS, limits)
     if len(model.inputs) != 1:
         raise ValueError(
             f"export_image_classifier: the model must have one image input. "
@@ -44,6 +60,13 @@ def export_image_classifier(model, directory, class_names=None):
         names = tf.constant([str(c) for c in class_names])
 
     def classify(pixels):
+        # A loaded signature does not check shapes against its spec: without
+        # ensure_shape a (2, 28, 28, 3) request ran as 6 images.
+        pixels = tf.ensure_shape(pixels, [None] + shape[1:])
+        pixels = guard([pixels], [
+            at_most(served_name, "images per request", tf.shape(pixels)[0], limits["max_batch"]),
+            tf.debugging.assert_all_finite(pixels, f"{served_name}: pixels must be finite"),
+        ])[0]
         scores = model(pixels, training=False)
         out = {"scores": scores, "class_id": tf.argmax(scores, axis=-1, output_type=tf.int32)}
         if names is not None:

@@ -1,9 +1,22 @@
 """SavedModel export of a word-level language model (ptb-lstm): text in, next word out."""
 
 from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits, string_checks
+
+# Documented request limits of the signature, checked in the graph.
+LIMITS = {
+    "max_batch": 256,  # texts per request
+    "max_bytes": 20_000,  # bytes per text
+    "max_total_bytes": 1_048_576,  # bytes of all texts
+    "max_tokens": 1_000,  # words per text
+    "max_padded_tokens": 8_192,  # texts x words of the longest (logits over the vocabulary)
+}
 
 
-def export_language_model(model, directory, vocabulary=None, unknown="<unk>", eos="<eos>"):
+def export_language_model(
+    model, directory, vocabulary=None, unknown="<unk>", eos="<eos>", limits=None,
+    served_name="language model",
+):
     """Write a SavedModel whose ``serving_default`` continues and scores text.
 
     The signature takes ``text``, a string tensor ``(batch,)`` of
@@ -19,6 +32,13 @@ def export_language_model(model, directory, vocabulary=None, unknown="<unk>", eo
         served = tf.saved_model.load(directory)
         served.signatures["serving_default"](text=tf.constant(["the company said"]))
 
+    Request limits (``LIMITS``), checked in the graph before the model runs
+    (an ``InvalidArgumentError`` names the one exceeded): 256 texts, 20,000
+    bytes and 1,000 words per text, 1 MiB in all, 8,192 padded words (texts
+    x words of the longest; the model scores the whole vocabulary at each).
+    Bytes that are not UTF-8 are replaced before lower-casing; an empty
+    batch gives empty outputs.
+
     Args:
         model: a Keras model, int ids ``(batch, time)`` -> logits
             ``(batch, time, vocabulary)``, causal (right padding does not
@@ -27,11 +47,15 @@ def export_language_model(model, directory, vocabulary=None, unknown="<unk>", eo
         vocabulary: the word list (index = id); default: the zoo asset
             ``vocabulary`` of ptb-lstm.
         unknown, eos: the vocabulary's unknown-word and end-of-sentence words.
+        limits: optional dict overriding some of ``LIMITS``.
+        served_name: the start of the limit messages (``export`` passes the
+            zoo name).
     """
     import keras
     import tensorflow as tf
 
     check_empty_directory(directory)
+    limits = merge_limits("export_language_model", LIMITS, limits)
     if vocabulary is None:
         from keras_seqmodels import zoo
 
@@ -56,9 +80,19 @@ def export_language_model(model, directory, vocabulary=None, unknown="<unk>", eo
     eos_id = vocabulary.index(eos)
 
     def serve(text):
+        text = guard([text], string_checks(
+            served_name, text, limits["max_batch"], limits["max_bytes"], noun="texts"
+        ) + [at_most(served_name, "bytes in all", tf.reduce_sum(tf.strings.length(text)),
+                     limits["max_total_bytes"])])[0]
         tokens = tf.strings.split(tf.strings.lower(text, encoding="utf-8"))
+        lengths = tf.cast(tokens.row_lengths(), tf.int32)
+        longest = max_or_zero(lengths)
+        tokens = guard([tokens], [
+            at_most(served_name, "words per text", longest, limits["max_tokens"]),
+            at_most(served_name, "padded words (texts x words of the longest)",
+                    tf.size(lengths) * longest, limits["max_padded_tokens"]),
+        ])[0]
         ids = tf.cast(tf.ragged.map_flat_values(table.lookup, tokens), tf.int32)
-        lengths = tf.cast(ids.row_lengths(), tf.int32)
         ids = ids.to_tensor(0)
         empty = lengths == 0
         # An empty text is a sentence start (as `seqmodels generate`).

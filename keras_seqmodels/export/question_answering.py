@@ -3,6 +3,7 @@
 import json
 
 from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.limits import at_most, guard, merge_limits, string_checks
 
 # Statements of a story end at a newline or at sentence-final punctuation.
 STATEMENT_END = r"[.!?\r\n]+"
@@ -10,8 +11,18 @@ STATEMENT_END = r"[.!?\r\n]+"
 NOT_A_TOKEN = r"[^a-z0-9]+"
 UNK = 2  # keras_seqmodels.data.babi.UNK
 
+# Documented request limits of the signatures, checked in the graph.
+LIMITS = {
+    "max_batch": 256,  # (story, question) pairs per request
+    "max_story_bytes": 20_000,  # bytes per story
+    "max_question_bytes": 1_000,  # bytes per question
+    "max_total_bytes": 1_048_576,  # bytes of all stories and questions
+}
 
-def export_memory_qa(model, directory, vocabulary=None, memory_size=None):
+
+def export_memory_qa(
+    model, directory, vocabulary=None, memory_size=None, limits=None, served_name="memory QA"
+):
     """Write a SavedModel that answers questions about a story, as text.
 
     ``serving_default`` takes two string tensors ``(batch,)``: ``story``, the
@@ -34,6 +45,15 @@ def export_memory_qa(model, directory, vocabulary=None, memory_size=None):
             story=tf.constant(["Mary moved to the bathroom. John went to the hallway."]),
             question=tf.constant(["Where is Mary?"]))["answer"]          # [b"bathroom"]
 
+    Request limits (``LIMITS``), checked in the graph (an
+    ``InvalidArgumentError`` names the one exceeded): 256 pairs, 20,000
+    bytes per story, 1,000 per question, 1 MiB in all. ``serve_ids`` checks
+    the shapes (``stories (batch, slots <= memory_size, sentence_length)``,
+    ``queries (batch, query_length)``, one batch size), the batch limit and
+    that every id is in ``[0, vocabulary size)``. Bytes that are not UTF-8
+    are replaced before lower-casing; an empty story or question is answered
+    (from no statements / no words), an empty batch gives empty outputs.
+
     Args:
         model: a Keras model ``[stories, queries] -> scores`` over the
             vocabulary (the babi-memn2n zoo model).
@@ -42,11 +62,15 @@ def export_memory_qa(model, directory, vocabulary=None, memory_size=None):
             ``vocab`` of babi-memn2n.
         memory_size: statements kept; default: the model's ``MemoryNetwork``
             ``memory_size``.
+        limits: optional dict overriding some of ``LIMITS``.
+        served_name: the start of the limit messages (``export`` passes the
+            zoo name).
     """
     import keras
     import tensorflow as tf
 
     check_empty_directory(directory)
+    limits = merge_limits("export_memory_qa", LIMITS, limits)
     if vocabulary is None:
         from keras_seqmodels import zoo
 
@@ -90,6 +114,18 @@ def export_memory_qa(model, directory, vocabulary=None, memory_size=None):
         return tf.cast(tf.ragged.map_flat_values(table.lookup, tokens[..., :length]), tf.int32)
 
     def encode(story, question):
+        story, question = guard([story, question], [
+            *string_checks(served_name, story, limits["max_batch"],
+                           limits["max_story_bytes"], noun="stories"),
+            *string_checks(served_name, question, limits["max_batch"],
+                           limits["max_question_bytes"], noun="questions"),
+            tf.debugging.assert_equal(
+                tf.size(story), tf.size(question),
+                message=f"{served_name}: give one question per story",
+            ),
+            at_most(served_name, "bytes in all", tf.reduce_sum(tf.strings.length(story))
+                    + tf.reduce_sum(tf.strings.length(question)), limits["max_total_bytes"]),
+        ])
         lowered = tf.strings.lower(story, encoding="utf-8")
         statements = tf.strings.split(tf.strings.regex_replace(lowered, STATEMENT_END, "\n"), "\n")
         tokens = tokens_of(statements)  # (batch, [statements], [tokens])
@@ -102,6 +138,30 @@ def export_memory_qa(model, directory, vocabulary=None, memory_size=None):
         stories = stories * tf.cast(index >= 0, tf.int32)[:, :, None]
         queries = ids_of(tokens_of(question), query_length).to_tensor(0, shape=[None, query_length])
         return stories, queries
+
+    def check_ids(stories, queries):
+        stories = tf.ensure_shape(stories, [None, None, sentence_length])
+        queries = tf.ensure_shape(queries, [None, query_length])
+        low = tf.minimum(tf.reduce_min(tf.concat([[0], tf.reshape(stories, [-1])], 0)),
+                         tf.reduce_min(tf.concat([[0], tf.reshape(queries, [-1])], 0)))
+        high = tf.maximum(tf.reduce_max(tf.concat([[0], tf.reshape(stories, [-1])], 0)),
+                          tf.reduce_max(tf.concat([[0], tf.reshape(queries, [-1])], 0)))
+        return guard([stories, queries], [
+            at_most(served_name, "stories per request", tf.shape(stories)[0],
+                    limits["max_batch"]),
+            tf.debugging.assert_equal(
+                tf.shape(stories)[0], tf.shape(queries)[0],
+                message=f"{served_name}: `stories` and `queries` must have one batch size",
+            ),
+            at_most(served_name, "statement slots (the memory size)", tf.shape(stories)[1],
+                    memory_size),
+            tf.debugging.assert_greater_equal(
+                low, 0, message=f"{served_name}: word ids must be >= 0"),
+            tf.debugging.assert_less(
+                high, len(vocabulary),
+                message=f"{served_name}: word ids must be < {len(vocabulary)} (the vocabulary)",
+            ),
+        ])
 
     def answer(stories, queries):
         scores = model([stories, queries], training=False)
@@ -121,7 +181,7 @@ def export_memory_qa(model, directory, vocabulary=None, memory_size=None):
     )
     archive.add_endpoint(
         name="serve_ids",
-        fn=answer,
+        fn=lambda stories, queries: answer(*check_ids(stories, queries)),
         input_signature=[
             tf.TensorSpec([None, None, sentence_length], tf.int32, name="stories"),
             tf.TensorSpec([None, query_length], tf.int32, name="queries"),

@@ -1,9 +1,18 @@
 """SavedModel export of a ``Translator``: strings in, strings out."""
 
-import os
+from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.limits import at_most, guard, merge_limits, string_checks
+
+# Documented request limits of the signature, checked in the graph.
+LIMITS = {
+    "max_batch": 64,  # sentences per request
+    "max_bytes": 16_384,  # bytes per sentence (pieces beyond the model's
+    # max_source_length are cut; outputs stop at max_output_length tokens)
+    "max_total_bytes": 262_144,  # bytes of all sentences
+}
 
 
-def export_translator(model, directory, beam_size=None):
+def export_translator(model, directory, beam_size=None, limits=None, served_name="translator"):
     """Write a SavedModel whose ``serving_default`` translates strings.
 
     The signature takes ``inputs``, a string tensor ``(batch,)``, and returns
@@ -17,23 +26,33 @@ def export_translator(model, directory, beam_size=None):
         served.signatures["serving_default"](
             inputs=tf.constant(["A man is riding a bicycle."]))["translations"]
 
+    Request limits (``LIMITS``), checked in the graph before the search
+    (an ``InvalidArgumentError`` names the one exceeded): 64 sentences,
+    16,384 bytes per sentence, 256 KiB in all. Empty and blank sentences
+    translate to ``""``; an empty batch gives an empty output.
+
     Args:
         model: a ``keras_seqmodels.seq2seq.Translator``.
         directory: output folder (must not exist or be empty).
         beam_size: beam size of the export (default: the model's).
+        limits: optional dict overriding some of ``LIMITS``.
+        served_name: the start of the limit messages (``export`` passes the
+            zoo name).
     """
     import keras
     import tensorflow as tf
 
-    if os.path.isdir(directory) and os.listdir(directory):
-        raise FileExistsError(
-            f"export: {directory} is not empty; give a new or empty folder"
-        )
+    check_empty_directory(directory)
+    limits = merge_limits("export_translator", LIMITS, limits)
     beam = model.beam_size if beam_size is None else int(beam_size)
     if not model.built:
         model.build()
 
     def translate(inputs):
+        inputs = guard([inputs], string_checks(
+            served_name, inputs, limits["max_batch"], limits["max_bytes"], noun="sentences"
+        ) + [at_most(served_name, "bytes in all", tf.reduce_sum(tf.strings.length(inputs)),
+                     limits["max_total_bytes"])])[0]
         return {"translations": model(inputs, beam_size=beam)}
 
     archive = keras.export.ExportArchive()

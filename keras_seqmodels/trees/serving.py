@@ -178,6 +178,8 @@ def tf_parse_trees(strings, lower=True, limits=None, model_name="tf_parse_trees"
     dkey = tf.cast(tf.maximum(depth, 0), tf.int64)
     open_pos = tf.boolean_mask(flat_pos, is_open)
     open_keys = tf.sort(tf.boolean_mask(dkey, is_open) * stride + open_pos)
+    # A sentinel above every key: something to gather when there is no "(".
+    open_keys = tf.concat([open_keys, [tf.int64.max]], 0)
     gnode_of = tf.cumsum(open_i) - 1  # global node id of the last "(" so far
 
     def last_open(target_depth, position):
@@ -186,7 +188,7 @@ def tf_parse_trees(strings, lower=True, limits=None, model_name="tf_parse_trees"
         query = tf.cast(tf.maximum(target_depth, 0), tf.int64) * stride + position
         i = tf.searchsorted(open_keys, query, side="right", out_type=tf.int32) - 1
         found = tf.gather(open_keys, tf.maximum(i, 0))
-        g = tf.cast(found % stride, tf.int32)
+        g = tf.clip_by_value(tf.cast(found % stride, tf.int32), 0, tf.maximum(size - 1, 0))
         ok = (
             (i >= 0)
             & (found // stride == tf.cast(tf.maximum(target_depth, 0), tf.int64))
@@ -300,7 +302,9 @@ def tf_encode_strings(strings, lower=True):
     return tuple(guard([parsed[k] for k in ("tokens", "children", "levels")], [check]))
 
 
-def export_sentiment_savedmodel(model, path, lower=True, limits=None):
+def export_sentiment_savedmodel(
+    model, path, lower=True, limits=None, served_name="tree classifier"
+):
     """Export a tree classifier as a SavedModel whose ``serving_default``
     takes bracketed tree strings ``(batch,)`` and returns the root class.
 
@@ -325,6 +329,8 @@ def export_sentiment_savedmodel(model, path, lower=True, limits=None):
         path: output directory (must not exist or be empty).
         lower: lower-case tokens (the zoo model was trained so).
         limits: optional dict overriding some of ``SERVING_LIMITS``.
+        served_name: the start of the limit messages (``export`` passes the
+            zoo name).
     """
     import keras
     import tensorflow as tf
@@ -338,7 +344,7 @@ def export_sentiment_savedmodel(model, path, lower=True, limits=None):
     archive.track(model)
 
     def serve(trees):
-        parsed = tf_parse_trees(trees, lower=lower, limits=limits, model_name="sst-treelstm")
+        parsed = tf_parse_trees(trees, lower=lower, limits=limits, model_name=served_name)
         logits = model([parsed["tokens"], parsed["children"], parsed["levels"]], training=False)
         # The pre-order root is node 0; a padding column gives rows without
         # nodes (malformed trees, or none at all) something to read.

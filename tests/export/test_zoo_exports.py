@@ -231,3 +231,16 @@ def test_every_zoo_model_has_an_export_path():
         assert callable(fn)
         if name not in export.EXPORTERS:
             assert fn.__module__ == "keras_seqmodels.export.generic", name
+
+
+@pytest.mark.parametrize("name", sorted(export.EXPORTERS) + [None])
+def test_every_exporter_refuses_a_non_empty_folder(tmp_path, name):
+    # The check comes first: nothing is traced or written, whatever the model.
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "keep.txt").write_text("x")
+    with pytest.raises(FileExistsError, match="is not empty; give a new or empty folder"):
+        export.exporter_for(name)(None, str(tmp_path / "taken"))
+    assert os.listdir(tmp_path / "taken") == ["keep.txt"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(FileExistsError, match="is a file"):
+        export.exporter_for(name)(None, str(tmp_path / "file"))
