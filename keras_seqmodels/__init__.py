@@ -16,6 +16,7 @@ finds the package's layers, as before.
 import importlib as _importlib
 import importlib.abc as _importlib_abc
 import sys as _sys
+import threading as _threading
 
 from keras_seqmodels.version import __version__
 
@@ -88,12 +89,15 @@ class _CallAfterExec(_importlib_abc.Loader):
 class _RegistrationFinder(_importlib_abc.MetaPathFinder):
     """Watches the import of Keras, its frameworks and this package's modules."""
 
-    _searching = False  # another finder that wraps loaders may ask this one again
+    def __init__(self):
+        # Set while this thread asks the other finders (one that wraps loaders
+        # too may ask this one again); per thread, as imports can be concurrent.
+        self._searching = _threading.local()
 
     def find_spec(self, fullname, path, target=None):
-        if self._searching or _registered or not _watched(fullname):
+        if _registered or not _watched(fullname) or getattr(self._searching, "on", False):
             return None
-        self._searching = True
+        self._searching.on = True
         try:
             for finder in _sys.meta_path:
                 if finder is self or not hasattr(finder, "find_spec"):
@@ -105,7 +109,7 @@ class _RegistrationFinder(_importlib_abc.MetaPathFinder):
                     return spec
             return None
         finally:
-            self._searching = False
+            self._searching.on = False
 
 
 if "keras" in _sys.modules:

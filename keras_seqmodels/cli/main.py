@@ -18,6 +18,7 @@ import importlib
 import importlib.abc
 import os
 import sys
+import threading
 import traceback
 
 COMMAND_MODULES = [
@@ -112,12 +113,16 @@ class _QuietFrameworkImport(importlib.abc.MetaPathFinder):
     them only when they run a model, so a usage error is reported at once."""
 
     FRAMEWORKS = ("keras", "tensorflow", "jax")
-    _searching = False  # the other finders may ask this one again
+
+    def __init__(self):
+        self._searching = threading.local()  # the other finders may ask this one again
 
     def find_spec(self, fullname, path, target=None):
-        if self._searching or fullname not in self.FRAMEWORKS or fullname in sys.modules:
+        if fullname not in self.FRAMEWORKS or fullname in sys.modules:
             return None
-        self._searching = True
+        if getattr(self._searching, "on", False):
+            return None
+        self._searching.on = True
         try:
             for finder in sys.meta_path:
                 if finder is self or not hasattr(finder, "find_spec"):
@@ -129,7 +134,7 @@ class _QuietFrameworkImport(importlib.abc.MetaPathFinder):
                     return spec
             return None
         finally:
-            self._searching = False
+            self._searching.on = False
 
 
 def quiet_framework_imports():
