@@ -9,10 +9,22 @@ WORDS = ["", "good", "bad", "film"]
 TREES = ["(3 (2 a) (3 (3 good) (2 film)))", "(1 (1 bad) (2 film))", "(2 film)"]
 
 
+def load_recipe(name):
+    """The model's script in ``zoo/<name>/recipe.py`` (until it moves onto the
+    recipe framework in ``keras_seqmodels.zoo.models``)."""
+    import importlib.util
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(root, "zoo", name, "recipe.py")
+    spec = importlib.util.spec_from_file_location(f"legacy_{name.replace('-', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="module")
 def recipe():
-    from keras_seqmodels.cli.recipe_commands import load_recipe
-
     return load_recipe("sst-treelstm")
 
 

@@ -2,7 +2,20 @@
 
 import numpy as np
 
-from keras_seqmodels.cli.recipe_commands import load_recipe
+
+def load_recipe(name):
+    """The model's script in ``zoo/<name>/recipe.py`` (until it moves onto the
+    recipe framework in ``keras_seqmodels.zoo.models``)."""
+    import importlib.util
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(root, "zoo", name, "recipe.py")
+    spec = importlib.util.spec_from_file_location(f"legacy_{name.replace('-', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 recipe = load_recipe("ud-ewt-upos")
 LENGTHS = [3, 20, 1, 17, 40, 16, 70]
