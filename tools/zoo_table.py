@@ -1,26 +1,90 @@
-"""Print the zoo table (Markdown) from keras_seqmodels/zoo/index.json."""
+"""Print the README's zoo table, or one model's facts, from the model index.
 
+    python tools/zoo_table.py               # the Markdown table of every model
+    python tools/zoo_table.py --facts NAME  # domain, intended use, limits, license
+
+The README holds this output verbatim between ``<!-- zoo-table -->`` markers
+and after each model's first example; ``tests/docs/test_zoo_table.py`` checks
+that it still equals what this script prints from
+``keras_seqmodels/zoo/index.json``. After changing the index, paste the new
+output into the README.
+"""
+
+import argparse
 import json
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INDEX = os.path.join(ROOT, "keras_seqmodels", "zoo", "index.json")
 
 
-def main():
-    with open(os.path.join(ROOT, "keras_seqmodels", "zoo", "index.json")) as f:
-        index = json.load(f)
-    print("| model | task | test metrics | size | card |")
-    print("|---|---|---|---:|---|")
+def load_index(path=INDEX):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+_WORDS = {"bleu": "BLEU", "oov": "OOV", "upos": "UPOS", "beam5": "beam 5"}
+
+
+def _metric(key, value):
+    """``test_upos_accuracy, 0.9558`` -> ``UPOS accuracy: 95.58%``."""
+    words = key.removeprefix("test_").split("_")
+    label = " ".join(_WORDS.get(w, w) for w in words)
+    if "accuracy" in words and isinstance(value, float) and value <= 1:
+        return f"{label}: {100 * value:.2f}%"
+    if words[-1] == "percent" and isinstance(value, float):
+        return f"{label.removesuffix(' percent')}: {value:g}%"
+    return f"{label}: {round(value, 4) if isinstance(value, float) else value}"
+
+
+def metrics_text(entry):
+    """The entry's test metrics (per-task tables stay in the card)."""
+    return "; ".join(
+        _metric(k, v)
+        for k, v in entry.get("metrics", {}).items()
+        if not isinstance(v, dict)
+    )
+
+
+def table(index):
+    lines = [
+        "| model | task | test results | size | card |",
+        "|---|---|---|---:|---|",
+    ]
     for name in sorted(index):
         entry = index[name]
-        metrics = ", ".join(
-            f"{k} = {round(v, 4) if isinstance(v, float) else v}"
-            for k, v in entry.get("metrics", {}).items()
-            if not isinstance(v, dict)  # per-task tables stay in the card
-        )
         size = f"{entry.get('size_bytes', 0) / 1e6:.1f} MB"
         card = entry.get("card", "")
-        print(f"| `{name}` | {entry.get('task', '')} | {metrics} | {size} | {card} |")
+        lines.append(
+            f"| `{name}` | {entry.get('task', '')} | {metrics_text(entry)} | {size} "
+            f"| [card]({card}) |"
+        )
+    return "\n".join(lines)
+
+
+def facts(index, name):
+    entry = index[name]
+    return "\n".join(
+        [
+            f"> **`{name}`** — domain: {entry.get('domain', 'not stated')}.",
+            f"> Intended use: {entry.get('intended_use', 'not stated')}.",
+            f"> Known limits: {entry.get('limits', 'not stated')}.",
+            f"> Training data license: {entry.get('license', 'not stated')}.",
+        ]
+    )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--facts", metavar="NAME", help="print one model's facts instead")
+    args = parser.parse_args(argv)
+    index = load_index()
+    if args.facts:
+        if args.facts not in index:
+            parser.error(f"unknown model {args.facts!r}; known: {', '.join(sorted(index))}")
+        print(facts(index, args.facts))
+    else:
+        print(table(index))
 
 
 if __name__ == "__main__":
