@@ -16,6 +16,7 @@ from keras_seqmodels.cells.leaky_cell import LeakyCell
 from keras_seqmodels.cells.lstm_cell import LSTMCell
 from keras_seqmodels.cells.output_feedback_cell import OutputFeedbackCell
 from keras_seqmodels.cells.recurrent_cell import RecurrentCell
+from keras_seqmodels.cells.stacked_cells import StackedCells
 from keras_seqmodels.cells.steps import (
     elman_step,
     gated_step,
@@ -44,6 +45,7 @@ __all__ = [
     "GRUCell",
     "LSTMCell",
     "RecurrentCell",
+    "StackedCells",
     "elman_step",
     "gated_step",
     "gru_reset_after_step",

@@ -8,6 +8,7 @@ from keras import ops
 
 from keras_seqmodels.cells.design_steps import leaky_step
 from keras_seqmodels.cells.recurrent_cell import RecurrentCell, unpack_single_state
+from keras_seqmodels.utils import validation
 
 ALPHA_MODES = ("fixed", "learned", "multiscale")
 
@@ -16,7 +17,7 @@ def _check_range(value):
     ok = (
         isinstance(value, (list, tuple))
         and len(value) == 2
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        and all(validation.is_real(v) for v in value)
         and 0.0 <= value[0] <= value[1] < 1.0
     )
     if not ok:
@@ -109,7 +110,7 @@ class LeakyCell(RecurrentCell):
                 isinstance(timescales, (list, tuple))
                 and 0 < len(timescales) <= units
                 and all(
-                    isinstance(t, (int, float)) and not isinstance(t, bool) and t >= 1
+                    validation.is_real(t) and t >= 1
                     for t in timescales
                 )
             )

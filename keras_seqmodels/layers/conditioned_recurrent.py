@@ -65,6 +65,7 @@ class ConditionedRecurrent(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        validation.check_cell_instance(type(self).__name__, "cell", cell)
         validation.check_choice(self.name, "conditioning", conditioning, MODES)
         self.conditioning = conditioning
         self.cell = cell

@@ -17,18 +17,18 @@ def _clone_cell(cell, name):
 
 
 def _pair(layer_name, arg_name, value):
-    if isinstance(value, int) and not isinstance(value, bool):
+    if validation.is_int(value):
         value = (value, value)
     if (
         not isinstance(value, (tuple, list))
         or len(value) != 2
-        or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in value)
+        or any(not validation.is_int(v) or v <= 0 for v in value)
     ):
         raise ValueError(
             f"{layer_name}: `{arg_name}` must be a positive integer or a pair "
             f"of positive integers (rows, columns). Received: {arg_name}={value!r}"
         )
-    return tuple(value)
+    return tuple(int(v) for v in value)
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
@@ -106,6 +106,7 @@ class FourDirectional2D(keras.layers.Layer):
         for arg, value in (("cell", cell), ("vertical_cell", vertical_cell)):
             if value is None and arg == "vertical_cell":
                 continue
+            validation.check_cell_instance(name, arg, value)
             if not isinstance(value, keras.layers.Layer) or not hasattr(value, "state_size"):
                 raise ValueError(
                     f"{name}: `{arg}` must be a recurrent cell (a Keras layer "

@@ -67,6 +67,7 @@ class OutputFeedback(keras.layers.Layer):
 
     def __init__(self, cell, parallel=True, scheduled_sampling=False, seed=None, **kwargs):
         super().__init__(**kwargs)
+        validation.check_cell_instance("OutputFeedback", "cell", cell)
         if not all(
             callable(getattr(cell, name, None))
             for name in ("project_inputs", "hidden", "readout", "step")

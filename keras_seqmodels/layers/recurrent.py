@@ -4,6 +4,7 @@ import keras
 from keras import ops, tree
 
 from keras_seqmodels._compat import DropoutRNNCell, backend_rnn
+from keras_seqmodels.cells.stacked_cells import StackedCells, check_cells
 from keras_seqmodels.layers import fused_rnn
 from keras_seqmodels.utils import validation
 
@@ -48,7 +49,10 @@ class Recurrent(keras.layers.Layer):
     Args:
         cell: a cell following the Keras cell contract (``call(inputs,
             states, training)`` returning ``(output, new_states)``,
-            ``state_size``, ``output_size``), e.g. ``keras_seqmodels.cells.LSTMCell``.
+            ``state_size``, ``output_size``), e.g. ``keras_seqmodels.cells.LSTMCell``,
+            or a list of cells, stacked within each step by
+            ``keras_seqmodels.cells.StackedCells`` (as ``keras.layers.RNN``
+            stacks a list).
         return_sequences: return the output of every step (``(batch, time,
             output_size)``) instead of the last one (``(batch, output_size)``).
         return_state: also return the final states (flattened, after the
@@ -105,16 +109,17 @@ class Recurrent(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        name = type(self).__name__
         if isinstance(cell, (list, tuple)):
-            raise ValueError(
-                "Recurrent: `cell` must be a single cell; stack cells with "
-                "keras.layers.StackedRNNCells or stack Recurrent layers. "
-                f"Received a {type(cell).__name__} of {len(cell)} cells"
-            )
+            # As keras.layers.RNN: a list of cells runs as one stacked cell.
+            check_cells(name, "cell", list(cell))
+            cell = StackedCells(list(cell)) if len(cell) > 1 else cell[0]
+        validation.check_cell_instance(name, "cell", cell)
         if not callable(getattr(cell, "call", None)) or not hasattr(cell, "state_size"):
             raise ValueError(
-                "Recurrent: `cell` must be a Keras layer with `call(inputs, "
-                f"states)` and a `state_size` property. Received: cell={cell!r}"
+                f"{name}: `cell` must be a Keras layer with `call(inputs, "
+                f"states)` and a `state_size` property, or a list of them. "
+                f"Received: cell={cell!r}"
             )
         self.cell = cell
         self.return_sequences = bool(return_sequences)

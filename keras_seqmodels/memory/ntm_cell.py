@@ -119,7 +119,7 @@ class NTMCell(keras.layers.Layer):
         self.memory_width = validation.check_positive_int(name, "memory_width", memory_width)
         self.read_heads = validation.check_positive_int(name, "read_heads", read_heads)
         self.write_heads = validation.check_positive_int(name, "write_heads", write_heads)
-        if isinstance(shift_range, bool) or not isinstance(shift_range, int) or shift_range < 0:
+        if not validation.is_int(shift_range) or shift_range < 0:
             raise ValueError(
                 f"{name}: `shift_range` must be a non-negative integer. "
                 f"Received: shift_range={shift_range!r}"
@@ -130,7 +130,7 @@ class NTMCell(keras.layers.Layer):
                 f"{2 * shift_range + 1} shifts, more than memory_size="
                 f"{memory_size} slots. Received: shift_range={shift_range}"
             )
-        self.shift_range = shift_range
+        self.shift_range = int(shift_range)
         self.controller = validation.check_choice(
             name, "controller", controller, {"lstm", "feedforward"}
         )

@@ -4,19 +4,42 @@ Each check raises an error that names the layer, the argument and the
 expected form, and says what it received.
 """
 
+import numbers
+
 from keras import backend
 
 
+def is_int(value):
+    """True for Python and NumPy integers (``np.int64(8)``), not for bools."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value):
+    """True for Python and NumPy integers and floats, not for bools."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def check_positive_int(layer_name, arg_name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+    """``value`` as a Python ``int``; NumPy integers are accepted, as in Keras."""
+    if not is_int(value) or value <= 0:
         raise ValueError(
             f"{layer_name}: `{arg_name}` must be a positive integer. Received: {arg_name}={value!r}"
         )
-    return value
+    return int(value)
+
+
+def check_cell_instance(layer_name, arg_name, value):
+    """A cell class passed where an instance belongs gets an error that says so."""
+    if isinstance(value, type):
+        raise ValueError(
+            f"{layer_name}: `{arg_name}` must be a cell instance, e.g. "
+            f"{value.__name__}(32), not the class itself. Received: "
+            f"{arg_name}={value!r}"
+        )
 
 
 def check_rate(layer_name, arg_name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_real(value):
         raise ValueError(
             f"{layer_name}: `{arg_name}` must be a float in [0, 1). Received: {arg_name}={value!r}"
         )

@@ -45,10 +45,11 @@ def test_constructor_rejects_bad_rates(arg, rate):
     raises_clear(lambda: ks.cells.GRUCell(2, **{arg: rate}), "GRUCell", f"`{arg}`", "[0, 1)")
 
 
-def test_runner_rejects_what_is_not_one_cell():
+def test_runner_rejects_what_is_not_a_cell_or_a_stack():
     cell = ks.cells.GRUCell(2)
-    raises_clear(lambda: ks.layers.Recurrent([cell, cell]), "`cell`", "single cell")
+    raises_clear(lambda: ks.layers.Recurrent([cell, cell]), "`cell[1]`", "same cell object")
     raises_clear(lambda: ks.layers.Recurrent("lstm"), "`cell`", "state_size")
+    raises_clear(lambda: ks.layers.Recurrent(ks.cells.GRUCell), "`cell`", "cell instance")
 
 
 @pytest.mark.parametrize("shape", [(2, 5), (5,), (2, 3, 4, 5)])
