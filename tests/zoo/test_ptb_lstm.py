@@ -1,4 +1,4 @@
-"""ptb-lstm: the recipe's model, TBPTT evaluation and sampling, and the shipped artifact.
+"""ptb-lstm: the network, TBPTT evaluation and sampling, and the shipped artifact.
 
 The first tests use small randomly initialised models of the recipe's
 architecture; the last ones load the zoo's artifact (perplexity floor on
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from keras_seqmodels.cli import generate_commands
-from keras_seqmodels.cli.recipe_commands import load_recipe
+from keras_seqmodels.zoo.models.ptb_lstm import network
 
 # Written for this test in the style of Mikolov's PTB preprocessing (lower
 # case, no punctuation); no Penn Treebank text is committed.
@@ -25,7 +25,7 @@ SENTENCES = [
 
 @pytest.fixture(scope="module")
 def recipe():
-    return load_recipe("ptb-lstm")
+    return network
 
 
 @pytest.fixture(scope="module")
@@ -44,54 +44,6 @@ def test_stream_batches_pair_each_token_with_the_next(recipe):
     np.testing.assert_array_equal(y, x + 1)
     # Row r of consecutive batches continues the same stretch of the stream.
     np.testing.assert_array_equal(x[1, :, 0], x[0, :, -1] + 1)
-
-
-def test_jax_trainer_windows_and_shared_best_weights(recipe, tmp_path):
-    """The GPU trainer reads the same windows as the recipe, in chunks, and
-    parallel runs keep only the best-valid weights."""
-    import importlib.util
-    import json
-    import os
-
-    path = os.path.join(os.path.dirname(recipe.__file__), "jax_train.py")
-    spec = importlib.util.spec_from_file_location("ptb_jax_train", path)
-    jax_train = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(jax_train)
-    ids = np.arange(1001, dtype="int32")
-    x, y = jax_train.windows(ids, batch=4, bptt=5, chunk=3)
-    rx, ry = recipe.stream_batches(ids, batch=4, bptt=5)
-    assert x.shape == (16, 3, 4, 5)  # 50 windows, the last 2 (< one chunk) dropped
-    np.testing.assert_array_equal(x.reshape(-1, 4, 5), rx[:48])
-    np.testing.assert_array_equal(y.reshape(-1, 4, 5), ry[:48])
-    names, weights = ["a/kernel", "b/bias"], [np.ones((2, 3), "float32"), np.zeros(3, "float32")]
-    for tag, ppl in (("run1", 120.0), ("run2", 99.0), ("run3", 110.0)):
-        jax_train.save(str(tmp_path), tag, names, [w + ppl for w in weights], "float16",
-                       "best", {"tag": tag, "valid_ppl": ppl})  # fmt: skip
-    with open(tmp_path / "best.json") as f:
-        assert json.load(f)["tag"] == "run2"
-    saved = np.load(tmp_path / "best_weights.npz")
-    assert sorted(saved.files) == ["a|kernel", "b|bias"]
-    np.testing.assert_array_equal(saved["b|bias"], np.full(3, 99.0))
-
-
-def test_jax_trainer_loads_its_own_recipe_beside_another_named_recipe(recipe, monkeypatch):
-    """jax_train.py takes zoo/ptb-lstm/recipe.py by path, not whatever module
-    called ``recipe`` the process already holds (another zoo recipe)."""
-    import importlib.util
-    import os
-    import sys
-    import types
-
-    other = types.ModuleType("recipe")
-    monkeypatch.setitem(sys.modules, "recipe", other)
-    path = os.path.join(os.path.dirname(recipe.__file__), "jax_train.py")
-    spec = importlib.util.spec_from_file_location("ptb_jax_train_isolated", path)
-    jax_train = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(jax_train)
-    assert jax_train.recipe is not other
-    assert os.path.samefile(jax_train.recipe.__file__, recipe.__file__)
-    assert jax_train.CONFIGS == recipe.CONFIGS
-    assert sys.modules["recipe"] is other
 
 
 def test_model_equals_keras_lstm_with_state_carried_over_windows(recipe):

@@ -65,7 +65,7 @@ def train(recipe, args):
     if recipe.package is not None:
         model = keras.saving.load_model(best, compile=False, safe_mode=True)
         best = os.path.join(args.work_dir, f"{recipe.name}.keras")
-        recipe.package(model, config).save(best)
+        recipe.package(model, dict(config, work_dir=args.work_dir)).save(best)
     print(json.dumps({"model": recipe.name, "selected": best, **record}))
     if args.export:
         from keras_seqmodels import export
@@ -125,7 +125,9 @@ def load_model(recipe, path=None):
 def evaluate(recipe, args):
     """Print the metrics of a model on ``--split``; ``--register`` ships it."""
     data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
-    config = dict(arguments.config_of(recipe, args), split=args.split, data_dir=data_dir)
+    config = dict(
+        arguments.config_of(recipe, args), split=args.split, data_dir=data_dir, model=args.model
+    )
     model = load_model(recipe, args.model)
     load = recipe.evaluation_data or recipe.load_data
     metrics = recipe.evaluate(model, load(data_dir, args.split, args.smoke, config), config)

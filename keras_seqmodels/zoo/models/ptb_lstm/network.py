@@ -1,0 +1,141 @@
+"""The ptb-lstm network and its stream maths: vocabulary, TBPTT windows,
+the stateful copy that scores a stream, and the weight copy between the two.
+
+Zaremba et al. (2014): Embedding -> (Dropout -> LSTM) x layers -> Dropout ->
+Dense(vocab) logits, uniform initialisation, dropout on the non-recurrent
+connections only; one continuous token stream cut into rows and read in
+windows whose LSTM states carry over.
+"""
+
+import math
+
+import numpy as np
+
+EOS = "<eos>"
+
+
+def tokens(lines):
+    """The continuous stream: each line's words followed by <eos>."""
+    out = []
+    for line in lines:
+        out.extend(line.split())
+        out.append(EOS)
+    return out
+
+
+def build_vocabulary(train_tokens):
+    counts = {}
+    for w in train_tokens:
+        counts[w] = counts.get(w, 0) + 1
+    return sorted(counts, key=lambda w: (-counts[w], w))
+
+
+def to_ids(words, vocab):
+    index = {w: i for i, w in enumerate(vocab)}
+    unk = index.get("<unk>")
+    return np.array([index.get(w, unk) for w in words], dtype="int32")
+
+
+def stream_batches(ids, batch, bptt):
+    """(inputs, targets) arrays of shape (steps, batch, bptt) for TBPTT."""
+    rows = (len(ids) - 1) // batch
+    x = ids[: rows * batch].reshape(batch, rows)
+    y = ids[1 : rows * batch + 1].reshape(batch, rows)
+    steps = rows // bptt
+    x = x[:, : steps * bptt].reshape(batch, steps, bptt).transpose(1, 0, 2)
+    y = y[:, : steps * bptt].reshape(batch, steps, bptt).transpose(1, 0, 2)
+    return x, y
+
+
+def build_model(vocab_size, units=200, layers=2, dropout=0.0, batch=None, bptt=None,
+                stateful=False, unroll=False, init_scale=0.1, precompute_inputs=False,
+                seed=1):  # fmt: skip
+    """Embedding → (Dropout → LSTM) × layers → Dropout → Dense(vocab) logits.
+
+    The LSTMs are the package's ``Recurrent(LSTMCell)``. Every weight starts
+    uniform in ``[-init_scale, init_scale]`` and the forget bias at 0, as in
+    Zaremba et al. (2014); dropout acts on the non-recurrent connections only.
+    """
+    import keras
+
+    from keras_seqmodels import cells
+    from keras_seqmodels import layers as ks_layers
+
+    def init(i):
+        return keras.initializers.RandomUniform(-init_scale, init_scale, seed=seed * 100 + i)
+
+    ids = keras.Input(batch_shape=(batch, bptt), dtype="int32", name="ids")
+    x = keras.layers.Embedding(vocab_size, units, embeddings_initializer=init(0),
+                               name="embedding")(ids)  # fmt: skip
+    for i in range(layers):
+        x = keras.layers.Dropout(dropout, seed=seed * 100 + 50 + i, name=f"dropout_{i}")(x)
+        cell = cells.LSTMCell(units, kernel_initializer=init(3 * i + 1),
+                              recurrent_initializer=init(3 * i + 2),
+                              bias_initializer=init(3 * i + 3), unit_forget_bias=False,
+                              name=f"lstm_cell_{i}")  # fmt: skip
+        x = ks_layers.Recurrent(
+            cell,
+            return_sequences=True,
+            stateful=stateful,
+            unroll=unroll,
+            precompute_inputs=precompute_inputs,
+            name=f"lstm_{i}",
+        )(x)
+    x = keras.layers.Dropout(dropout, seed=seed * 100 + 99, name="dropout_out")(x)
+    # float32 logits also under a mixed precision policy (a stable softmax).
+    logits = keras.layers.Dense(vocab_size, kernel_initializer=init(90), bias_initializer=init(91),
+                                dtype="float32", name="logits")(x)  # fmt: skip
+    return keras.Model(ids, logits, name="ptb_lstm")
+
+
+def model_shape(model):
+    """(units, layers) of a model made by ``build_model``."""
+    lstms = [layer for layer in model.layers if layer.name.startswith("lstm_")]
+    return lstms[0].cell.units, len(lstms)
+
+
+def copy_weights(source, target):
+    """Copy the trainable weights (not the carried LSTM states) between models."""
+    import keras
+
+    for src, dst in zip(source.trainable_variables, target.trainable_variables):
+        # A copy, not the same buffer: on JAX, predict donates the model's
+        # buffers, which would delete the source model's weights.
+        dst.assign(keras.ops.convert_to_numpy(src))
+
+
+def reset_states(model):
+    for layer in model.layers:
+        if getattr(layer, "stateful", False):
+            layer.reset_state()
+
+
+def perplexity(model, ids, units, layers, batch=10, bptt=100):
+    """Exact stream perplexity with a stateful copy of ``model``.
+
+    Every token of the stream is predicted from all tokens before it in its
+    row (``batch`` rows), except the first token of each row.
+    """
+    evaluator = build_model(model.get_layer("logits").units, units, layers, 0.0,
+                            batch=batch, stateful=True)  # fmt: skip
+    copy_weights(model, evaluator)
+    reset_states(evaluator)
+    rows = (len(ids) - 1) // batch
+    x = ids[: rows * batch].reshape(batch, rows)
+    y = ids[1 : rows * batch + 1].reshape(batch, rows)
+
+    total, count = 0.0, 0
+    for start in range(0, rows, bptt):
+        logits = np.asarray(evaluator.predict_on_batch(x[:, start : start + bptt]), "float64")
+        target = y[:, start : start + bptt]
+        logits -= logits.max(-1, keepdims=True)
+        log_z = np.log(np.exp(logits).sum(-1))
+        picked = np.take_along_axis(logits, target[..., None], -1)[..., 0]
+        total += float((log_z - picked).sum())
+        count += target.size
+    return math.exp(total / count), count
+
+
+def load_vocabulary(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f if line.rstrip("\n")]
