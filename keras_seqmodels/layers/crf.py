@@ -174,6 +174,12 @@ class CRF(keras.layers.Layer):
     -log p(tags) to the layer's losses, so a model whose only loss is the CRF
     compiles with ``loss=None``.
 
+    To train with ``compile(...)`` / ``fit(x, y)`` on integer tag targets
+    (with metrics, ``validation_data`` and ``evaluate``), wrap the model that
+    computes the potentials in ``keras_seqmodels.layers.CRFTagger``: a
+    ``keras.Model(x, CRF(k)(potentials))`` cannot take ``y`` because Keras's
+    losses see only the decoded tags, not the potentials and transitions.
+
     New relative to Keras: Keras 3 has no CRF layer (TensorFlow Addons' CRF
     was TF-only and is unmaintained); this one uses ``keras.ops`` only and
     runs on every backend.

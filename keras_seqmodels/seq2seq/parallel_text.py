@@ -6,7 +6,7 @@ line i of the other, are enough: ``train_translator`` builds the vocabularies
 encodes both sides with the tokenizer that will ship inside the model, trains
 an ``EncoderDecoder`` by teacher forcing on length-bucketed batches and
 returns a ``Translator`` that decodes with beam search. Export it with
-``keras_seqmodels.export.export_translator(translator, directory)``.
+``keras_seqmodels.export.translation.export_translator(translator, directory)``.
 TensorFlow backend (string tensors).
 """
 
@@ -138,7 +138,7 @@ def train_translator(
         A built ``Translator``; ``translator.model.history`` is the Keras
         ``History`` of the training. Save it with ``translator.save(path)``
         (a ``.keras`` file), export it with
-        ``keras_seqmodels.export.export_translator``.
+        ``keras_seqmodels.export.translation.export_translator``.
 
     Example (TensorFlow backend):
 
