@@ -65,12 +65,17 @@ class Recipe:
 
     @classmethod
     def from_module(cls, module):
-        """The recipe a module spells out by convention: constants ``NAME``,
-        ``CONFIG``, ``MONITOR``, ``DATA_SUBDIR``, ``TASK``, ``DATA``, ``CARD``
+        """The recipe a module spells out by convention: constants ``CONFIG``,
+        ``MONITOR``, ``DATA_SUBDIR``, ``TASK``, ``DATA`` (``NAME`` and ``CARD``
+        default to the zoo name of the module's folder and its card)
         and functions named as the fields (``build_model``, ``load_data``,
         ``compile_options``, ``evaluate``, optional ``evaluation_data``,
         ``callbacks``, ``prepare``, ``package``)."""
-        values = {}
+        from keras_seqmodels.zoo.models import MODEL_PACKAGES
+
+        folder = module.__name__.split(".")[-2]
+        name = {v: k for k, v in MODEL_PACKAGES.items()}.get(folder, folder)
+        values = {"name": name, "card": f"zoo/{name}/card.md"}
         for field in dataclasses.fields(cls):
             key = field.name.upper() if field.name in _CONSTANTS else field.name
             if hasattr(module, key):

@@ -19,15 +19,13 @@ from keras_seqmodels.zoo.models.mnist_renet.config import (
     VALID_SIZE,
 )
 
-NAME = "mnist-renet"
-MONITOR = ("val_accuracy", "max")
-DATA_SUBDIR = "mnist"
 TASK = (
     "MNIST digit classification from (batch, 28, 28) pixels 0-255 "
     "(10 class scores, logits) with two ReNet four-direction GRU layers"
 )
 DATA = "MNIST: train 55,000 / validation 5,000 held out from train (seed 0) / test 10,000"
-CARD = "zoo/mnist-renet/card.md"
+MONITOR = ("val_accuracy", "max")
+DATA_SUBDIR = "mnist"
 
 
 SMOKE_SIZES = {"train": 64, "validation": 32, "test": 32}

@@ -25,12 +25,10 @@ from keras_seqmodels.zoo.models.multi30k_en_de.config import (
     WIDTHS,
 )
 
-NAME = "multi30k-en-de"
-MONITOR = ("val_loss", "min")
-DATA_SUBDIR = "multi30k"
 TASK = "English->German translation (strings in, strings out)"
 DATA = "Multi30k task 1: train 29,000 / val 1,014 (selection) / test2016 1,000"
-CARD = "zoo/multi30k-en-de/card.md"
+MONITOR = ("val_loss", "min")
+DATA_SUBDIR = "multi30k"
 
 
 @functools.lru_cache(maxsize=8)

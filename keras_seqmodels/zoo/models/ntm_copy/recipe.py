@@ -26,11 +26,9 @@ from keras_seqmodels.zoo.models.ntm_copy.config import (
     VALIDATION_LENGTHS,
 )
 
-NAME = "ntm-copy"
-MONITOR = ("val_score", "min")
 TASK = "copy task, random 8-bit vectors, trained on lengths 1-20"
 DATA = "generated (numpy seed 20140 + L: 256 test sequences per length L)"
-CARD = "zoo/ntm-copy/card.md"
+MONITOR = ("val_score", "min")
 
 
 def _max_length(config):

@@ -26,15 +26,13 @@ from keras_seqmodels.zoo.models.ptb_lstm.config import (
     SPLITS,
 )
 
-NAME = "ptb-lstm"
-MONITOR = ("val_perplexity", "min")
-DATA_SUBDIR = "ptb"
 TASK = "word-level language model (next-word logits over a 10,000-word vocabulary)"
 DATA = (
     "Penn Treebank, Mikolov's preprocessing: train 929,589 / valid 73,760 / "
     "test 82,430 tokens; selection on valid"
 )
-CARD = "zoo/ptb-lstm/card.md"
+MONITOR = ("val_perplexity", "min")
+DATA_SUBDIR = "ptb"
 
 
 @functools.lru_cache(maxsize=4)
@@ -93,7 +91,7 @@ def build_model(config):
     """The training model: stateful, ``(batch_size, bptt)`` windows."""
     if _replicas() != 1:
         raise ValueError(
-            f"{NAME}: stateful TBPTT carries each row's LSTM state from one batch to "
+            f"ptb-lstm: stateful TBPTT carries each row's LSTM state from one batch to "
             f"the next on one replica; the strategy gave {_replicas()} replicas. "
             "Use --strategy default."
         )
@@ -162,7 +160,7 @@ def evaluate(model, data, config):
     else:
         from keras_seqmodels.zoo import api
 
-        vocab = network.load_vocabulary(api.asset_path(NAME, "vocabulary"))
+        vocab = network.load_vocabulary(api.asset_path("ptb-lstm", "vocabulary"))
     perplexity, count = network.perplexity(model, ids_of(config, config["split"], vocab), units,
                                            layers)  # fmt: skip
     return {"tokens_scored": count, "perplexity": round(perplexity, 2)}
