@@ -226,3 +226,34 @@ def test_jax_data_parallel_on_two_cpu_devices(tmp_path):
     line = [x for x in done.stdout.splitlines() if x.startswith("RESULT")][-1]
     assert json.loads(line[len("RESULT") :]) == {"distribution": "DataParallel", "devices": 2}
     assert (tmp_path / "run" / "best.keras").is_file()
+
+
+def test_register_records_test_metrics_and_training_time(tmp_path, monkeypatch):
+    from keras_seqmodels.zoo import registry
+
+    work = tmp_path / "run"
+    framework.main(TINY_RECIPE, "train", ["--work-dir", str(work), "--verbose", "0",
+                                          "--epochs", "2"])  # fmt: skip
+    calls = []
+    monkeypatch.setattr(registry, "register_model", lambda *a, **k: calls.append((a, k)))
+    with pytest.raises(ValueError, match="--model"):
+        framework.register(TINY_RECIPE, None, "test", {"loss": 0.5})
+    framework.register(TINY_RECIPE, str(work / "best.keras"), "test", {"loss": 0.5})
+    (name, artifact), fields = calls[0]
+    assert name == "tiny" and artifact == str(work / "best.keras")
+    assert fields["metrics"] == {"test_loss": 0.5}
+    assert fields["command"] == "seqmodels evaluate tiny --split test"
+    assert fields["extra"]["selection"]["monitor"] == "val_loss"
+    assert fields["extra"]["training_time_s"] >= 0
+
+
+@pytest.mark.tf_only
+def test_train_exports_the_selected_model(tmp_path):
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("SavedModel export needs TensorFlow")
+    out = tmp_path / "exported"
+    framework.main(TINY_RECIPE, "train", ["--work-dir", str(tmp_path / "run"), "--verbose", "0",
+                                          "--epochs", "1", "--export", str(out)])  # fmt: skip
+    assert (out / "saved_model.pb").is_file()
