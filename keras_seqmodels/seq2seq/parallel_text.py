@@ -35,6 +35,15 @@ def read_parallel_text(source_path, target_path):
         FileNotFoundError: naming a missing file.
         ValueError: if the files have different numbers of lines, or no
             non-blank pair.
+
+    Example:
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(d, "src.txt"), "w").write("a dog\\n\\na cat\\n")
+    >>> _ = open(os.path.join(d, "tgt.txt"), "w").write("ein Hund\\nx\\neine Katze\\n")
+    >>> read_parallel_text(os.path.join(d, "src.txt"), os.path.join(d, "tgt.txt"))
+    (['a dog', 'a cat'], ['ein Hund', 'eine Katze'])
     """
     sides = []
     for path in (source_path, target_path):
@@ -150,7 +159,8 @@ def train_translator(
     >>> t = train_translator(os.path.join(d, "src.txt"), os.path.join(d, "tgt.txt"),
     ...                      epochs=1, embedding_dim=8, encoder_units=8,
     ...                      decoder_units=8, verbose=0)
-    >>> t(["a dog"]).shape
+    >>> import numpy as np
+    >>> t(np.array(["a dog"])).shape
     TensorShape([1])
     """
     from keras_seqmodels.seq2seq.encoder_decoder import EncoderDecoder
