@@ -2,10 +2,11 @@
 
 The fallback of ``keras_seqmodels.export`` for models without their own
 exporter (zoo models not in ``EXPORTERS``, a ``.keras`` file, a model built in
-Python, e.g. an echo state network with a fitted readout). It is Keras's
-``model.export``: one ``serving_default`` (also ``serve``) signature whose
-inputs are the model's ``keras.Input`` s, named after them, in their dtypes
-and shapes, and whose outputs are ``output_0``, ``output_1``, ...
+Python, e.g. an echo state network with a fitted readout). Like Keras's
+``model.export``, one ``serving_default`` signature whose inputs are the
+model's ``keras.Input`` s, named after them, in their dtypes and shapes, and
+whose outputs are ``output_0``, ``output_1``, ...; unlike it, the signature
+checks the full input shapes and the request limits (``LIMITS``) in the graph.
 """
 
 import os
