@@ -78,3 +78,46 @@ def test_savedmodel_takes_strings_and_returns_root_class(tmp_path):
     np.testing.assert_allclose(out["root_probabilities"].numpy(), probs, atol=1e-5)
     np.testing.assert_array_equal(out["root_class"].numpy(), probs.argmax(1))
     assert out["root_class"].dtype == tf.int32
+
+
+def test_tf_parse_trees_marks_malformed_trees_and_keeps_the_others():
+    import tensorflow as tf
+
+    from keras_seqmodels.trees.serving import PARSE_ERRORS, tf_parse_trees
+
+    bad = {
+        "": 1, " \t\n": 1, "a wonderful film": 2, "x (1 a)": 2, "(1 (2 a) (3 b)": 3,
+        "(1 (2 a)))": 3, "(1 a) (2 b)": 4, "(1 (2) (3 b))": 5, "(1 (2 a) (3 b) (4 c))": 6,
+    }
+    strings = [s for pair in zip(bad, TREES + TREES) for s in pair]
+    out = tf_parse_trees(tf.constant(strings))
+    errors = [e.decode() for e in out["error"].numpy()]
+    good = [i for i, s in enumerate(strings) if s not in bad]
+    assert errors == [PARSE_ERRORS[bad[s]] if s in bad else "" for s in strings]
+    ref = T.encode([T.lower_tokens(T.parse_ptb(strings[i])) for i in good], arity=2)
+    n = ref["levels"].shape[1]
+    np.testing.assert_array_equal(out["children"].numpy()[good][:, :n], ref["children"])
+    np.testing.assert_array_equal(out["levels"].numpy()[good][:, :n], ref["levels"])
+    bad_rows = [i for i in range(len(strings)) if i not in good]
+    assert (out["levels"].numpy()[bad_rows] == -1).all()
+    assert out["levels"].shape[1] == n  # padded to the largest well-formed tree
+    empty = tf_parse_trees(tf.zeros([0], tf.string))
+    assert empty["levels"].shape == (0, 0) and empty["error"].shape == (0,)
+
+
+def test_tf_parse_trees_limits_name_the_limit():
+    import tensorflow as tf
+
+    from keras_seqmodels.trees.serving import SERVING_LIMITS, tf_parse_trees
+
+    limits = {**SERVING_LIMITS, "max_batch": 2, "max_depth": 4, "max_nodes": 5}
+    cases = [
+        (["(1 a)"] * 3, "at most 2 trees per request"),
+        (["(1 " * 5 + "x" + ")" * 5], "at most 4 levels of brackets per tree"),
+        (["(1 (1 (1 a) (1 b)) (1 (1 c) (1 d)))"], "at most 5 nodes per tree"),
+    ]
+    for strings, message in cases:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            tf_parse_trees(tf.constant(strings), limits=limits, model_name="m")
+    out = tf_parse_trees(tf.constant(["(1 (1 a) (1 b))"]), limits=limits)
+    assert out["levels"].numpy().tolist() == [[1, 0, 0]]
