@@ -23,6 +23,12 @@ F64 = keras.backend.backend() == "tensorflow"
 DTYPE = "float64" if F64 else "float32"
 ATOL = 1e-10 if F64 else 3e-6
 
+
+def _stack_feedback(w):
+    """[x, y] U' with U' = [U; R]: the feedback weights as extra input rows."""
+    return {**w, "kernel": np.concatenate([w["kernel"], w["feedback_kernel"]], 0)}
+
+
 # name -> (factory(dtype), reference(x, w, mask))
 DESIGNS = {
     "leaky_fixed": (
@@ -56,6 +62,13 @@ DESIGNS = {
             **kw,
         ),
         lambda x, w, mask=None: esn_ref(x, w, 0.6, mask),
+    ),
+    # Output feedback: the last input feature is y(t-1), weighted by R.
+    "echo_state_feedback": (
+        lambda **kw: ks.cells.EchoStateCell(
+            5, leak_rate=0.7, feedback_size=1, trainable_reservoir=True, seed=5, **kw
+        ),
+        lambda x, w, mask=None: esn_ref(x, _stack_feedback(w), 0.7, mask),
     ),
     "deep_transition": (
         lambda **kw: ks.cells.DeepTransitionCell(
@@ -280,6 +293,157 @@ def test_echo_state_reservoir_is_fixed_and_has_the_radius():
     )
 
 
+def test_echo_state_output_feedback_enters_through_its_own_weights():
+    cell = ks.cells.EchoStateCell(
+        30, sparsity=0.9, feedback_size=1, feedback_scaling=0.5, seed=1, dtype=DTYPE
+    )
+    layer = ks.layers.Recurrent(cell, return_sequences=True, dtype=DTYPE)
+    rng = np.random.default_rng(0)
+    y = rng.uniform(-1, 1, (2, 12, 1))
+    x = np.full((2, 12, 1), 0.2)
+    states = ops.convert_to_numpy(layer(ks.cells.teacher_forcing_inputs(y, x).astype(DTYPE)))
+    w = weights_of(cell)
+    assert w["feedback_kernel"].shape == (1, 30) and cell.trainable_weights == []
+    assert np.abs(w["feedback_kernel"]).max() <= 0.5
+    # h(t) = tanh(0.2 U + y(t-1) R + W h(t-1)), y(-1) = 0, by hand.
+    h = np.zeros((2, 30))
+    for t in range(12):
+        fed = y[:, t - 1] if t else np.zeros((2, 1))
+        h = np.tanh(x[:, t] @ w["kernel"] + fed @ w["feedback_kernel"] + h @ w["recurrent_kernel"])
+        np.testing.assert_allclose(states[:, t], h, atol=ATOL)
+    # The feedback matters: other fed-back values, other states.
+    other = ops.convert_to_numpy(layer(ks.cells.teacher_forcing_inputs(-y, x).astype(DTYPE)))
+    assert np.abs(other[:, 1:] - states[:, 1:]).min() > 0
+    # Without feedback the input weights are those of a cell without it.
+    plain = ks.cells.EchoStateCell(30, sparsity=0.9, seed=1, dtype=DTYPE)
+    plain.build((None, 1))
+    np.testing.assert_array_equal(ops.convert_to_numpy(plain.kernel), w["kernel"])
+    with pytest.raises(ValueError, match="fed-back output"):
+        ks.cells.EchoStateCell(4, feedback_size=3).build((None, 2))
+
+
+def test_echo_state_config_without_the_new_keys_still_loads():
+    cell = ks.cells.EchoStateCell(20, spectral_radius=1.1, sparsity=0.7, seed=2)
+    config = cell.get_config()
+    for key in ("feedback_size", "feedback_scaling", "distribution"):
+        config.pop(key)  # a config saved before output feedback existed
+    old = ks.cells.EchoStateCell.from_config(config)
+    assert old.feedback_size == 0 and old.distribution == "normal"
+    old.build((None, 2))
+    cell.build((None, 2))
+    np.testing.assert_array_equal(
+        ops.convert_to_numpy(old.recurrent_kernel), ops.convert_to_numpy(cell.recurrent_kernel)
+    )
+    uniform = ks.cells.EchoStateCell(20, sparsity=0.5, distribution="uniform", seed=2)
+    uniform.build((None, 2))
+    values = ops.convert_to_numpy(uniform.recurrent_kernel)
+    again = ks.cells.EchoStateCell.from_config(uniform.get_config())
+    again.build((None, 2))
+    np.testing.assert_array_equal(ops.convert_to_numpy(again.recurrent_kernel), values)
+
+
+def test_teacher_forcing_inputs_shift_the_targets_and_bound_the_noise():
+    y = np.random.default_rng(0).standard_normal((3, 7, 2))
+    x = np.ones((3, 7, 1))
+    clean = ks.cells.teacher_forcing_inputs(y, x)
+    assert clean.shape == (3, 7, 3)
+    np.testing.assert_array_equal(clean[:, :, 0], 1.0)
+    np.testing.assert_array_equal(clean[:, 0, 1:], 0.0)
+    np.testing.assert_array_equal(clean[:, 1:, 1:], y[:, :-1])
+    noisy = ks.cells.teacher_forcing_inputs(y, noise=1e-3, seed=0)
+    delta = noisy - clean[..., 1:]
+    assert 0 < np.abs(delta).max() <= 1e-3 and np.abs(delta).mean() > 2e-4
+    np.testing.assert_array_equal(noisy, ks.cells.teacher_forcing_inputs(y, noise=1e-3, seed=0))
+    with pytest.raises(ValueError, match="teacher_forcing_inputs: `inputs`"):
+        ks.cells.teacher_forcing_inputs(y, x[:, :5])
+
+
+def test_fit_readout_svd_solver():
+    rng = np.random.default_rng(3)
+    s = rng.standard_normal((200, 8))
+    y = rng.standard_normal((200, 2))
+    # Same minimiser as the normal equations on a well-conditioned problem.
+    for ridge in (0.0, 0.5):
+        k1, b1 = ks.cells.fit_readout(s, y, ridge=ridge)
+        k2, b2 = ks.cells.fit_readout(s, y, ridge=ridge, solver="svd")
+        np.testing.assert_allclose(k2, k1, atol=1e-10)
+        np.testing.assert_allclose(b2, b1, atol=1e-10)
+    # Nearly collinear features (condition number ~1e9): the normal equations
+    # square it past float64's digits, the SVD does not.
+    base = rng.standard_normal((300, 3))
+    mix = base @ rng.standard_normal((3, 6)) + 1e-9 * rng.standard_normal((300, 6))
+    features = np.concatenate([base, mix], 1)
+    target = features @ rng.standard_normal((9, 1)) + 0.3
+    kernel, bias = ks.cells.fit_readout(features, target, ridge=0.0, solver="svd")
+    svd_error = np.abs(features @ kernel + bias - target).max()
+    normal, nbias = ks.cells.fit_readout(features, target, ridge=1e-8)
+    assert svd_error < 1e-12
+    assert np.abs(features @ normal + nbias - target).max() > 1000 * svd_error
+
+
+def _generator(units, seed, readout_inputs=True):
+    cell = ks.cells.EchoStateCell(
+        units,
+        spectral_radius=0.9,
+        sparsity=0.7,
+        leak_rate=0.8,
+        feedback_size=1,
+        seed=seed,
+        dtype=DTYPE,
+    )
+    gen = ks.cells.EchoStateGenerator(cell, readout_inputs=readout_inputs, dtype=DTYPE)
+    gen.build((None, 1))
+    return gen
+
+
+@pytest.mark.parametrize("readout_inputs", [True, False])
+def test_echo_state_generator_closed_loop_matches_numpy(readout_inputs):
+    units, steps = 12, 25
+    gen = _generator(units, 4, readout_inputs)
+    rng = np.random.default_rng(5)
+    width = units + (1 if readout_inputs else 0)
+    kernel, bias = rng.uniform(-0.3, 0.3, (width, 1)), rng.uniform(-0.1, 0.1, 1)
+    gen.set_readout(kernel, bias)
+    x = rng.uniform(0, 0.5, (3, steps, 1)).astype(DTYPE)
+    h0 = rng.uniform(-0.5, 0.5, (3, units)).astype(DTYPE)
+    y0 = rng.uniform(-1, 1, (3, 1)).astype(DTYPE)
+    loop = ks.layers.Recurrent(gen, return_sequences=True, dtype=DTYPE)
+    out = ops.convert_to_numpy(loop(x, initial_state=[h0, y0]))
+    w = weights_of(gen.reservoir)
+    h, y = h0, y0
+    for t in range(steps):
+        z = x[:, t] @ w["kernel"] + y @ w["feedback_kernel"]
+        h = 0.2 * h + 0.8 * np.tanh(z + h @ w["recurrent_kernel"])
+        y = (np.concatenate([h, x[:, t]], -1) if readout_inputs else h) @ kernel + bias
+        np.testing.assert_allclose(out[:, t], y, atol=ATOL, err_msg=f"step {t}")
+    # The config rebuilds the same reservoir; the readout travels as weights.
+    again = ks.cells.EchoStateGenerator.from_config(gen.get_config())
+    again.build((None, 1))
+    again.set_readout(kernel, bias)
+    rerun = ks.layers.Recurrent(again, return_sequences=True, dtype=DTYPE)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(rerun(x, initial_state=[h0, y0])), out, atol=ATOL
+    )
+    with pytest.raises(ValueError, match="EchoStateGenerator: the readout"):
+        gen.set_readout(np.zeros((width + 1, 1)), bias)
+
+
+def test_echo_state_generator_saves_and_loads(tmp_path):
+    gen = _generator(8, 6)
+    gen.set_readout(np.linspace(-0.2, 0.2, 9)[:, None], np.array([0.05]))
+    x = keras.Input((None, 1), dtype=DTYPE)
+    h0, y0 = keras.Input((8,), dtype=DTYPE), keras.Input((1,), dtype=DTYPE)
+    y = ks.layers.Recurrent(gen, return_sequences=True, dtype=DTYPE)(x, initial_state=[h0, y0])
+    model = keras.Model([x, h0, y0], y)
+    data = [np.full((2, 6, 1), 0.2, DTYPE), np.zeros((2, 8), DTYPE), np.ones((2, 1), DTYPE)]
+    path = str(tmp_path / "generator.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(loaded(data)), ops.convert_to_numpy(model(data)), atol=ATOL
+    )
+
+
 def test_fit_readout_solves_the_ridge_normal_equations():
     rng = np.random.default_rng(0)
     s = rng.standard_normal((2, 40, 6))
@@ -419,6 +583,15 @@ def test_conditioned_recurrent(mode):
         (lambda: ks.cells.ClockworkCell(5, periods=[1, 2]), "ClockworkCell: `units`"),
         (lambda: ks.cells.ClockworkCell(4, periods=[1, 0]), "ClockworkCell: `periods`"),
         (lambda: ks.cells.EchoStateCell(4, leak_rate=1.5), "EchoStateCell: `leak_rate`"),
+        (lambda: ks.cells.EchoStateCell(4, feedback_size=-1), "EchoStateCell: `feedback_size`"),
+        (lambda: ks.cells.EchoStateCell(4, feedback_scaling=0), "`feedback_scaling`"),
+        (lambda: ks.cells.EchoStateCell(4, distribution="cauchy"), "`distribution`"),
+        (lambda: ks.cells.EchoStateGenerator(ks.cells.EchoStateCell(4)), "feedback_size >= 1"),
+        (lambda: ks.cells.fit_readout(np.ones((3, 2)), np.ones((3, 1)), solver="qr"), "`solver`"),
+        (
+            lambda: ks.cells.teacher_forcing_inputs(np.ones((2, 3, 1)), noise=-1.0),
+            "teacher_forcing_inputs: `noise`",
+        ),
         (lambda: ks.cells.DeepTransitionCell(4, skip=True), "DeepTransitionCell: `skip"),
         (lambda: ks.cells.OutputFeedbackCell(4, 0), "`output_units`"),
         (lambda: ks.initializers.SpectralRadius(-1.0), "SpectralRadius: `radius`"),

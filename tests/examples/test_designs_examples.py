@@ -36,28 +36,19 @@ def test_mackey_glass_integrator_converges_and_stays_in_range():
     assert all(np.max(np.abs(tail[p:] - tail[:-p])) > 0.05 for p in range(1, 50))
 
 
-def test_esn_example_runs_small(tmp_path):
+def test_esn_example_runs_small_and_merges_split_runs(tmp_path):
     esn = load("esn_mackey_glass")
+    small = ["--units", "60", "--connectivity", "0.2", "--train", "400", "--washout", "100"]
+    small += ["--warmup", "100"]
+    small += ["--horizon", "12", "--trials", "3", "--networks", "1", "--plot", ""]
+    parts = [str(tmp_path / f"part{k}.json") for k in range(2)]
+    first = esn.main(small + ["--json", parts[0]])
+    second = esn.main(small + ["--first-network", "1", "--json", parts[1]])
+    assert np.isfinite(first) and first < 0.5 and first != second
     png = tmp_path / "esn.png"
-    nrmse = esn.main(
-        [
-            "--units",
-            "60",
-            "--train",
-            "400",
-            "--washout",
-            "50",
-            "--tests",
-            "3",
-            "--warmup",
-            "60",
-            "--horizon",
-            "12",
-            "--plot",
-            str(png),
-        ]
-    )
-    assert np.isfinite(nrmse) and nrmse < 0.5
+    merged = esn.main(["--merge", *parts, "--plot", str(png)])
+    np.testing.assert_allclose(merged, np.sqrt((first**2 + second**2) / 2))
+    assert png.exists()
     assert png.stat().st_size > 1000
 
 
