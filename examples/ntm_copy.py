@@ -5,19 +5,14 @@
 A sequence of random 8-bit vectors, a delimiter, then the network must
 repeat the vectors. With the defaults (lengths 1-5, 300 Adam steps, about a
 minute on a laptop CPU) the bit errors fall well below chance (half of the
-bits); the zoo recipe (zoo/ntm-copy) trains the full task. The plot shows
+bits); the zoo recipe (`seqmodels train ntm-copy`) trains the full task. The plot shows
 the write and read weightings over time: a trained NTM writes to
 consecutive slots, then reads them back in the same order.
 """
 
 import argparse
-import importlib.util
-import os
 
 import numpy as np
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RECIPE = os.path.join(ROOT, "zoo", "ntm-copy", "recipe.py")
 
 
 def plot(model, x, path):
@@ -31,11 +26,8 @@ def plot(model, x, path):
 def main(argv=None):
     import keras
 
-    # By path, under its own name: a bare `import recipe` returns whichever
-    # zoo recipe this process imported first.
-    spec = importlib.util.spec_from_file_location("ntm_copy_recipe", RECIPE)
-    recipe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(recipe)
+    from keras_seqmodels.zoo.models.ntm_copy import data, recipe
+    from keras_seqmodels.zoo.models.ntm_copy.config import CONFIG
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=300)
@@ -47,24 +39,24 @@ def main(argv=None):
     args = parser.parse_args(argv)
     keras.utils.set_random_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    model = recipe.build_model("ntm", args.memory_size)
+    model = recipe.build_model(dict(CONFIG, network="ntm", memory_size=args.memory_size))
     model.compile(
         optimizer=keras.optimizers.Adam(3e-3, global_clipnorm=10.0),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
     )
     for step in range(args.steps):
         length = int(rng.integers(1, args.max_length + 1))
-        x, y, w = recipe.copy_batch(rng, args.batch_size, length)
+        x, y, w = data.copy_batch(rng, args.batch_size, length)
         loss = model.train_on_batch(x, y, sample_weight=w)
         if (step + 1) % 100 == 0:
             print(f"step {step + 1}: loss {float(loss):.4f}", flush=True)
-    errors = recipe.bit_errors(model, args.max_length, 64)
+    errors = data.bit_errors(model, args.max_length, 64)
     print(
         f"bit errors per sequence at length {args.max_length}: {errors:.3f} "
         f"(chance: {4 * args.max_length})"
     )
     if args.plot:
-        x, _, _ = recipe.copy_batch(np.random.default_rng(1), 1, args.max_length)
+        x, _, _ = data.copy_batch(np.random.default_rng(1), 1, args.max_length)
         plot(model, x, args.plot)
         print(f"wrote {args.plot}")
     return errors
