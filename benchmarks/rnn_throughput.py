@@ -1,198 +1,327 @@
-"""Training and inference throughput of the package's cells vs Keras's layers.
+"""Training and inference throughput of the package's recurrent layers against
+Keras's and PyTorch's own, on every backend.
 
-Runs, in one process and on the current Keras backend, our LSTM, GRU and Elman
-(``keras_seqmodels.layers.Recurrent``) against ``keras.layers.LSTM``, ``GRU``
-and ``SimpleRNN`` at the same sizes, and times the bare matrix products the
-same work needs (a floor on this machine). Prints a table of tokens/s and
-ratios and writes JSON.
+The matrix: backends (TensorFlow, JAX, PyTorch; one process each) x cells
+(LSTM, GRU reset-after, GRU reset-before, Elman) x configs (batch x length x
+input -> units) x training / inference. On each backend it times
+``keras_seqmodels.layers.Recurrent(<cell>)`` (the fused loop where it applies;
+``fused=False``, the generic loop, alongside as "today's" reference) and
+``keras.layers.LSTM`` / ``GRU`` / ``SimpleRNN``; the PyTorch process also times
+``torch.nn.LSTM`` / ``GRU`` / ``RNN`` (2 threads). Training = one step of
+forward, backward and SGD on a mean squared error (``train_on_batch`` for the
+Keras models, ``loss.backward(); opt.step()`` for torch); inference =
+``predict_on_batch`` / a forward pass under ``torch.no_grad()``. Timings are
+taken in turns (every model once, then again), the median of the repeats is
+kept, and the load average is recorded: on a shared machine, load changes
+then hit all models alike.
 
-    python benchmarks/rnn_throughput.py --out benchmarks/results/rnn_tf.json
-    KERAS_BACKEND=jax python benchmarks/rnn_throughput.py --out ...
+Ratios: ours against Keras's layer on the same backend, and against the
+fastest peer (any backend, torch included) of the whole run.
+
+    python benchmarks/rnn_throughput.py --out benchmarks/results/rnn_throughput_cpu.json
+
+(runs one worker process per backend, then prints the Markdown table). One
+backend only: ``--worker tensorflow --out part.json``. ``--combine a.json
+b.json ... --out all.json`` rebuilds the table from worker files. PyTorch is
+optional (``pip install torch``); without it that backend is skipped.
 """
 
 import argparse
 import json
 import os
 import platform
+import subprocess
+import sys
 import time
 
-import keras
-import numpy as np
-
-import keras_seqmodels as ks
-
 CONFIGS = {
-    "b32_t100": dict(batch=32, time=100, features=128, units=256),
-    "b1_t1000": dict(batch=1, time=1000, features=128, units=256),
+    "b32_t100_128to256": dict(batch=32, time=100, features=128, units=256, repeats=7),
+    "b1_t1000_128to256": dict(batch=1, time=1000, features=128, units=256, repeats=5),
+    "b128_t50_512to512": dict(batch=128, time=50, features=512, units=512, repeats=3),
 }
-
-PAIRS = {
-    "LSTM": (
-        lambda u: ks.cells.LSTMCell(u),
-        lambda u: keras.layers.LSTM(u, return_sequences=True),
-        4,
-    ),
-    "GRU": (
-        lambda u: ks.cells.GRUCell(u),
-        lambda u: keras.layers.GRU(u, return_sequences=True, reset_after=False),
-        3,
-    ),
-    "Elman": (
-        lambda u: ks.cells.ElmanCell(u),
-        lambda u: keras.layers.SimpleRNN(u, return_sequences=True),
-        1,
-    ),
-}
+CELLS = ["LSTM", "GRU", "GRU_reset_before", "Elman"]
+BACKENDS = ["tensorflow", "jax", "torch"]
 
 
-def make_model(layer, cfg):
-    inputs = keras.Input((cfg["time"], cfg["features"]), batch_size=cfg["batch"])
-    outputs = layer(inputs)
-    model = keras.Model(inputs, outputs)
-    model.compile(optimizer=keras.optimizers.SGD(1e-3), loss="mse")
-    return model
+def keras_models(cell, cfg):
+    import keras
+
+    import keras_seqmodels as ks
+
+    u = cfg["units"]
+    ours = {
+        "LSTM": lambda: ks.cells.LSTMCell(u),
+        "GRU": lambda: ks.cells.GRUCell(u, reset_after=True),
+        "GRU_reset_before": lambda: ks.cells.GRUCell(u, reset_after=False),
+        "Elman": lambda: ks.cells.ElmanCell(u),
+    }[cell]
+    peer = {
+        "LSTM": lambda: keras.layers.LSTM(u, return_sequences=True),
+        "GRU": lambda: keras.layers.GRU(u, return_sequences=True, reset_after=True),
+        "GRU_reset_before": lambda: keras.layers.GRU(u, return_sequences=True, reset_after=False),
+        "Elman": lambda: keras.layers.SimpleRNN(u, return_sequences=True),
+    }[cell]
+    layers = {"ours": ks.layers.Recurrent(ours(), return_sequences=True)}
+    layers["ours_generic"] = ks.layers.Recurrent(ours(), return_sequences=True, fused=False)
+    layers["keras"] = peer()
+    runners = {}
+    for name, layer in layers.items():
+        inputs = keras.Input((cfg["time"], cfg["features"]), batch_size=cfg["batch"])
+        model = keras.Model(inputs, layer(inputs))
+        model.compile(optimizer=keras.optimizers.SGD(1e-3), loss="mse")
+        runners[name] = (
+            lambda x, y, m=model: m.train_on_batch(x, y),
+            lambda x, m=model: keras.ops.convert_to_numpy(m.predict_on_batch(x)),
+        )
+    return runners
 
 
-def timeit(fn, repeats, warmup=2):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+def torch_models(cell, cfg, threads):
+    import torch
+
+    if cell == "GRU_reset_before":
+        return {}  # torch has only the reset-after GRU
+    cls = {"LSTM": torch.nn.LSTM, "GRU": torch.nn.GRU, "Elman": torch.nn.RNN}[cell]
+    net = cls(cfg["features"], cfg["units"], batch_first=True)
+    opt = torch.optim.SGD(net.parameters(), lr=1e-3)
+
+    def train(x, y):
+        opt.zero_grad()
+        out = net(x)[0]
+        loss = torch.nn.functional.mse_loss(out, y)
+        loss.backward()
+        opt.step()
+
+    def infer(x):
+        with torch.no_grad():
+            return net(x)[0].numpy()
+
+    return {f"torch_{threads}t": (train, infer)}
 
 
-def measure_interleaved(models, cfg, repeats):
-    """Median tokens/s of each model, timing them in turns so that load
-    changes on a shared machine hit every model alike."""
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((cfg["batch"], cfg["time"], cfg["features"])).astype("float32")
-    y = np.asarray(models[0].predict_on_batch(x))
-    y = rng.standard_normal(y.shape).astype("float32")
-    for model in models:
-        for _ in range(2):
-            model.train_on_batch(x, y)
-            np.asarray(model.predict_on_batch(x))
-    train = [[] for _ in models]
-    infer = [[] for _ in models]
-    for _ in range(repeats):
-        for i, model in enumerate(models):
-            start = time.perf_counter()
-            model.train_on_batch(x, y)
-            train[i].append(time.perf_counter() - start)
-            start = time.perf_counter()
-            np.asarray(model.predict_on_batch(x))
-            infer[i].append(time.perf_counter() - start)
-    tokens = cfg["batch"] * cfg["time"]
-    return [
-        (tokens / float(np.median(t)), tokens / float(np.median(f))) for t, f in zip(train, infer)
-    ]
+def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_keras=False):
+    import numpy as np
+
+    if backend == "torch":
+        import torch
+
+        torch.set_num_threads(torch_threads)
+    import keras
+
+    rows = []
+    for cfg_name in configs:
+        cfg = CONFIGS[cfg_name]
+        for cell in cells:
+            keras.utils.set_random_seed(0)
+            runners = {}
+            if backend != "torch" or torch_keras:
+                runners = keras_models(cell, cfg)
+            rng = np.random.default_rng(0)
+            shape = (cfg["batch"], cfg["time"], cfg["features"])
+            x = rng.standard_normal(shape).astype("float32")
+            y = rng.standard_normal((cfg["batch"], cfg["time"], cfg["units"])).astype("float32")
+            inputs = {name: (x, y) for name in runners}
+            if backend == "torch":
+                import torch
+
+                torch_runners = torch_models(cell, cfg, torch_threads)
+                runners.update(torch_runners)
+                for name in torch_runners:
+                    inputs[name] = (torch.from_numpy(x), torch.from_numpy(y))
+            loads = [os.getloadavg()[0]]
+            for name, (train, infer) in runners.items():  # warm-up, compilation
+                for _ in range(2):
+                    train(*inputs[name])
+                    infer(inputs[name][0])
+            times = {name: ([], []) for name in runners}
+            repeats = max(2, round(cfg["repeats"] * repeats_scale))
+            for _ in range(repeats):
+                for name, (train, infer) in runners.items():
+                    start = time.perf_counter()
+                    train(*inputs[name])
+                    times[name][0].append(time.perf_counter() - start)
+                    start = time.perf_counter()
+                    infer(inputs[name][0])
+                    times[name][1].append(time.perf_counter() - start)
+                loads.append(os.getloadavg()[0])
+            tokens = cfg["batch"] * cfg["time"]
+            for name, (tr, inf) in times.items():
+                row = dict(
+                    backend=backend,
+                    config=cfg_name,
+                    cell=cell,
+                    model=name,
+                    train_tok_s=tokens / float(np.median(tr)),
+                    infer_tok_s=tokens / float(np.median(inf)),
+                    train_tok_s_best=tokens / float(np.min(tr)),
+                    infer_tok_s_best=tokens / float(np.min(inf)),
+                    repeats=repeats,
+                    load_avg_1min=[float(v) for v in loads],
+                )
+                rows.append(row)
+                print(
+                    f"{backend:10s} {cfg_name:18s} {cell:16s} {name:12s} "
+                    f"train {row['train_tok_s']:9.0f} infer {row['infer_tok_s']:9.0f} tok/s  "
+                    f"load {loads[-1]:.1f}",
+                    flush=True,
+                )
+    return rows
 
 
-def bare_matmul_seconds(cfg, blocks, repeats):
-    """Time of the matrix products of one forward pass (no gates, no loop)."""
-    b, t, d, u = cfg["batch"], cfg["time"], cfg["features"], cfg["units"]
-    rng = np.random.default_rng(0)
-    x = keras.ops.convert_to_tensor(rng.standard_normal((b * t, d)).astype("float32"))
-    h = keras.ops.convert_to_tensor(rng.standard_normal((t, b, u)).astype("float32"))
-    w = keras.ops.convert_to_tensor(rng.standard_normal((d, blocks * u)).astype("float32"))
-    r = keras.ops.convert_to_tensor(rng.standard_normal((u, blocks * u)).astype("float32"))
+def meta(backend):
+    info = dict(machine=platform.machine(), cpus=os.cpu_count(), python=platform.python_version())
+    try:
+        import keras
 
-    def work():
-        return keras.ops.sum(keras.ops.matmul(x, w)) + keras.ops.sum(keras.ops.matmul(h, r))
-
-    if keras.backend.backend() == "tensorflow":
+        info["keras"] = keras.__version__
+    except ImportError:
+        pass
+    if backend == "tensorflow":
         import tensorflow as tf
 
-        fn = tf.function(work, jit_compile=True)
-        run = lambda: fn().numpy()  # noqa: E731
-    elif keras.backend.backend() == "jax":
+        info["tensorflow"] = tf.__version__
+    elif backend == "jax":
         import jax
 
-        fn = jax.jit(work)
-        run = lambda: fn().block_until_ready()  # noqa: E731
-    else:
-        run = lambda: keras.ops.convert_to_numpy(work())  # noqa: E731
-    return timeit(run, repeats)
+        info["jax"] = jax.__version__
+    elif backend == "torch":
+        import torch
+
+        info["torch"] = torch.__version__
+    return info
+
+
+def is_peer(model):
+    return model == "keras" or model.startswith("torch")
+
+
+def table(rows):
+    """Markdown table: one line per config x cell x backend, with the ratios
+    of ours to Keras on that backend and to the fastest peer of the run."""
+    out = [
+        "| config | cell | backend | train tok/s ours | generic | Keras | ours/Keras "
+        "| ours/fastest peer | infer tok/s ours | generic | Keras | ours/Keras "
+        "| ours/fastest peer |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    peers = {}
+    for r in rows:
+        if is_peer(r["model"]):
+            key = (r["config"], r["cell"])
+            best = peers.setdefault(key, {"train": (0, ""), "infer": (0, "")})
+            label = r["model"] if r["model"] != "keras" else f"Keras {r['backend']}"
+            for mode in ("train", "infer"):
+                if r[f"{mode}_tok_s"] > best[mode][0]:
+                    best[mode] = (r[f"{mode}_tok_s"], label)
+    index = {(r["config"], r["cell"], r["backend"], r["model"]): r for r in rows}
+    for cfg in CONFIGS:
+        for cell in CELLS:
+            for backend in BACKENDS:
+                ours = index.get((cfg, cell, backend, "ours"))
+                if ours is None:
+                    continue
+                gen = index.get((cfg, cell, backend, "ours_generic"))
+                ker = index.get((cfg, cell, backend, "keras"))
+                best = peers.get((cfg, cell))
+                cols = [cfg, cell, backend]
+                for mode in ("train", "infer"):
+                    o = ours[f"{mode}_tok_s"]
+                    g = gen[f"{mode}_tok_s"] if gen else float("nan")
+                    k = ker[f"{mode}_tok_s"] if ker else float("nan")
+                    fastest, label = best[mode] if best else (float("nan"), "")
+                    cols += [
+                        f"{o:.0f}",
+                        f"{g:.0f}",
+                        f"{k:.0f}",
+                        f"**{o / k:.2f}**",
+                        f"{o / fastest:.2f} ({label})",
+                    ]
+                out.append("| " + " | ".join(cols) + " |")
+    torch_rows = [r for r in rows if r["model"].startswith("torch")]
+    if torch_rows:
+        out.append("")
+        out.append("| config | cell | torch.nn (threads) | train tok/s | infer tok/s |")
+        out.append("|---|---|---|---:|---:|")
+        for r in torch_rows:
+            out.append(
+                f"| {r['config']} | {r['cell']} | {r['model']} | {r['train_tok_s']:.0f} "
+                f"| {r['infer_tok_s']:.0f} |"
+            )
+    return "\n".join(out)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--worker", choices=BACKENDS, help="run one backend in this process")
+    parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--configs", default=",".join(CONFIGS))
-    parser.add_argument("--cells", default=",".join(PAIRS))
+    parser.add_argument("--cells", default=",".join(CELLS))
+    parser.add_argument(
+        "--repeats-scale", type=float, default=1.0, help="multiply each config's repeats"
+    )
+    parser.add_argument(
+        "--torch-threads",
+        default="2,1",
+        help="torch.nn peers: one torch worker per thread count",
+    )
+    parser.add_argument(
+        "--torch-keras",
+        action="store_true",
+        help="also time Keras models on the torch backend (ours runs the generic loop there)",
+    )
+    parser.add_argument("--combine", nargs="*", help="worker JSON files to merge")
     parser.add_argument("--out", default=None, help="JSON file to write")
     args = parser.parse_args()
+    configs, cells = args.configs.split(","), args.cells.split(",")
 
-    results = []
-    for cfg_name in args.configs.split(","):
-        cfg = CONFIGS[cfg_name]
-        for cell_name in args.cells.split(","):
-            ours_fn, keras_fn, blocks = PAIRS[cell_name]
-            keras.utils.set_random_seed(0)
-            ours = make_model(
-                ks.layers.Recurrent(ours_fn(cfg["units"]), return_sequences=True), cfg
-            )
-            hoisted = make_model(
-                ks.layers.Recurrent(
-                    ours_fn(cfg["units"]), return_sequences=True, precompute_inputs=True
-                ),
-                cfg,
-            )
-            theirs = make_model(keras_fn(cfg["units"]), cfg)
-            (o_train, o_inf), (h_train, h_inf), (k_train, k_inf) = measure_interleaved(
-                [ours, hoisted, theirs], cfg, args.repeats
-            )
-            floor = bare_matmul_seconds(cfg, blocks, args.repeats)
-            tokens = cfg["batch"] * cfg["time"]
-            row = dict(
-                config=cfg_name,
-                cell=cell_name,
-                ours_train_tok_s=o_train,
-                keras_train_tok_s=k_train,
-                train_ratio=o_train / k_train,
-                ours_infer_tok_s=o_inf,
-                keras_infer_tok_s=k_inf,
-                infer_ratio=o_inf / k_inf,
-                hoisted_train_ratio=h_train / k_train,
-                hoisted_infer_ratio=h_inf / k_inf,
-                bare_matmul_forward_tok_s=tokens / floor,
-                jit_compile=bool(ours.jit_compile),
-            )
-            results.append(row)
-            print(
-                f"{cfg_name:9s} {cell_name:6s} train {o_train:10.0f} vs {k_train:10.0f} "
-                f"({row['train_ratio']:.2f}x)  infer {o_inf:10.0f} vs {k_inf:10.0f} "
-                f"({row['infer_ratio']:.2f}x)  bare-matmul fwd {tokens / floor:10.0f}",
-                flush=True,
-            )
-    meta = dict(
-        backend=keras.backend.backend(),
-        keras=keras.__version__,
-        machine=platform.machine(),
-        cpus=os.cpu_count(),
-        repeats=args.repeats,
-    )
-    print(
-        "\n| config | cell | train tok/s ours | Keras | ratio | infer tok/s ours "
-        "| Keras | ratio | hoisted-projection ratio train/infer "
-        "| bare matmul fwd tok/s |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in results:
-        print(
-            f"| {r['config']} | {r['cell']} | {r['ours_train_tok_s']:.0f} "
-            f"| {r['keras_train_tok_s']:.0f} | {r['train_ratio']:.2f} "
-            f"| {r['ours_infer_tok_s']:.0f} | {r['keras_infer_tok_s']:.0f} | "
-            f"{r['infer_ratio']:.2f} | {r['hoisted_train_ratio']:.2f} / "
-            f"{r['hoisted_infer_ratio']:.2f} | {r['bare_matmul_forward_tok_s']:.0f} |"
+    if args.worker:
+        threads = int(args.torch_threads.split(",")[0])
+        rows = run_worker(
+            args.worker, configs, cells, args.repeats_scale, threads, args.torch_keras
         )
+        result = dict(meta={args.worker: meta(args.worker)}, results=rows)
+    elif args.combine:
+        result = dict(meta={}, results=[])
+        for path in args.combine:
+            with open(path) as f:
+                part = json.load(f)
+            result["meta"].update(part["meta"])
+            result["results"] += part["results"]
+    else:
+        result = dict(meta={}, results=[])
+        base = os.path.splitext(args.out or "rnn_throughput.json")[0]
+        jobs = []
+        for backend in args.backends.split(","):
+            if backend != "torch":
+                jobs.append((backend, f"{base}_{backend}.json", []))
+                continue
+            import importlib.util
+
+            if importlib.util.find_spec("torch") is None:
+                print("torch is not installed: skipping that backend", flush=True)
+                continue
+            for threads in args.torch_threads.split(","):
+                extra = ["--torch-threads", threads] + (
+                    ["--torch-keras"] if args.torch_keras else []
+                )
+                jobs.append((backend, f"{base}_torch_{threads}t.json", extra))
+        for backend, part, extra in jobs:
+            cmd = [sys.executable, __file__, "--worker", backend, "--out", part]
+            cmd += ["--configs", args.configs, "--cells", args.cells]
+            cmd += ["--repeats-scale", str(args.repeats_scale)] + extra
+            env = dict(os.environ, KERAS_BACKEND=backend)
+            subprocess.run(cmd, env=env, check=True)
+            with open(part) as f:
+                data = json.load(f)
+            result["meta"].update(data["meta"])
+            result["results"] += data["results"]
+    result["meta"]["command"] = " ".join(sys.argv)
+    if not args.worker:
+        print(table(result["results"]))
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:
-            json.dump(dict(meta=meta, results=results), f, indent=2)
+            json.dump(result, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -74,22 +74,21 @@ def cell_params(kind, cell, dtype):
     """The cell's weights the loop needs, cast to the compute dtype.
 
     Returns:
-        ``(kernel, input_bias, params)``: the input kernel ``W``, the bias
-        added to the input projection (or ``None``) and a dict with the
+        A dict with the input kernel ``W``, the input bias ``b`` (if any), the
         recurrent kernel ``U`` and, where the cell has them, the peepholes
         ``P`` (``(3, units)``) and the recurrent bias ``rb``.
     """
-    kernel = ops.cast(cell.kernel, dtype)
     bias = getattr(cell, "bias", None)
-    params = {"U": ops.cast(cell.recurrent_kernel, dtype)}
+    params = {"W": ops.cast(cell.kernel, dtype), "U": ops.cast(cell.recurrent_kernel, dtype)}
     if bias is not None:
         bias = ops.cast(bias, dtype)
         if kind == "gru_after":
             # Keras's layout: bias (2, 3 units) = [input bias; recurrent bias].
             bias, params["rb"] = bias[0], bias[1]
+        params["b"] = bias
     if kind == "lstm" and getattr(cell, "peephole_kernel", None) is not None:
         params["P"] = ops.cast(cell.peephole_kernel, dtype)
-    return kernel, bias, params
+    return params
 
 
 # Step maths, shared by the backends ---------------------------------------
@@ -250,6 +249,29 @@ def _weight_grads(kind, params, da, h_seq, h0, c_seq, c0, saved):
     return grads
 
 
+def _project(x_t, params):
+    """``z(t)``: the input itself, or ``x(t) W + b`` when the loop projects."""
+    if "W" not in params:
+        return x_t
+    z = ops.matmul(x_t, params["W"])
+    return z + params["b"] if "b" in params else z
+
+
+def _input_grads(params, x, da):
+    """``dX = dA W^T``, ``dW = X^T dA``, ``db = sum dA`` (single products), or
+    ``dZ = dA`` when the input was already projected."""
+    if "W" not in params:
+        return da, {}
+    width = da.shape[-1]
+    da_flat = ops.reshape(da, (-1, width))
+    x_flat = ops.reshape(x, (-1, x.shape[-1]))
+    grads = {"W": ops.matmul(ops.transpose(x_flat), da_flat)}
+    if "b" in params:
+        grads["b"] = ops.sum(da_flat, axis=0)
+    dx = ops.reshape(ops.matmul(da_flat, ops.transpose(params["W"])), ops.shape(x))
+    return dx, grads
+
+
 def _select(m, new, old):
     return tuple(ops.where(m, a, b) for a, b in zip(new, old))
 
@@ -257,26 +279,41 @@ def _select(m, new, old):
 # Backend kernels ------------------------------------------------------------
 
 
-def recurrent_loop(kind, z, states, params, mask=None, unroll=1):
-    """Run the recurrence of ``kind`` over a time-major input projection.
+def recurrent_loop(
+    kind, x, states, params, mask=None, unroll=1, hoist=False, differentiable=True
+):
+    """Run the recurrence of ``kind`` over a time-major input.
 
     Args:
         kind: a key of ``BLOCKS``.
-        z: ``(time, batch, k * units)`` input projection (bias included).
+        x: ``(time, batch, features)`` input.
         states: tuple of initial states, ``(h0,)`` or ``(h0, c0)`` for the LSTM.
         params: dict from ``cell_params``.
         mask: optional boolean ``(time, batch, 1)``.
         unroll: steps per loop iteration (JAX).
+        hoist: compute ``x W + b`` for all steps before the loop instead of
+            one step at a time inside it (the gradients are single products
+            over all steps either way).
+        differentiable: False runs a forward loop without the custom
+            gradient and without keeping the gates (TensorFlow; gradients
+            then come from automatic differentiation of that loop).
 
     Returns:
         ``(h_seq, final_states)``: the hidden state after every step,
         ``(time, batch, units)``, and the tuple of final states.
     """
     backend = keras.backend.backend()
+    params = dict(params)
+    if hoist:
+        width = params["W"].shape[-1]
+        z = ops.matmul(ops.reshape(x, (-1, x.shape[-1])), params.pop("W"))
+        if "b" in params:
+            z = z + params.pop("b")
+        x = ops.reshape(z, ops.shape(x)[:2] + (width,))
     if backend == "jax":
-        return _jax_kernel(kind, mask is not None, unroll)(z, tuple(states), params, mask)
+        return _jax_kernel(kind, mask is not None, unroll)(x, tuple(states), params, mask)
     if backend == "tensorflow":
-        return _tf_loop(kind, z, tuple(states), params, mask)
+        return _tf_loop(kind, x, tuple(states), params, mask, differentiable)
     raise NotImplementedError(f"recurrent_loop: no fused kernel for the {backend} backend")
 
 
@@ -297,6 +334,7 @@ def _jax_kernel(kind, has_mask, unroll):
 
         def step(carry, xs):
             z_t, m_t = xs if has_mask else (xs, None)
+            z_t = _project(z_t, params)
             new, saved = _forward_step(kind, z_t, carry, prepared, *nonlinear)
             if has_mask:
                 new = _select(m_t, new, carry)
@@ -337,9 +375,11 @@ def _jax_kernel(kind, has_mask, unroll):
         init = (dfinals[0], dfinals[1] if two_states else None)
         (dh0, dc0), da = lax.scan(step, init, xs, reverse=True, unroll=unroll)
         grads = _weight_grads(kind, params, da, h_seq, h0, c_seq, c0, saved)
+        dz, input_grads = _input_grads(params, z, da)
+        grads.update(input_grads)
         dstates = (dh0, dc0) if two_states else (dh0,)
         dmask = None if mask is None else jax.numpy.zeros_like(mask)
-        return da, dstates, {k: grads[k] for k in params}, dmask
+        return dz, dstates, {k: grads[k] for k in params}, dmask
 
     run.defvjp(run_fwd, run_bwd)
     return run
@@ -348,7 +388,7 @@ def _jax_kernel(kind, has_mask, unroll):
 # TensorFlow: tf.scan + tf.custom_gradient.
 
 
-def _tf_loop(kind, z, states, params, mask):
+def _tf_loop(kind, z, states, params, mask, differentiable):
     import tensorflow as tf
 
     two_states = kind == "lstm"
@@ -357,24 +397,32 @@ def _tf_loop(kind, z, states, params, mask):
     n_states = len(states)
     has_mask = mask is not None
 
-    def forward(z, states, params, mask):
+    def forward(z, states, params, mask, save=True):
         prepared = _prepare(kind, params)
         # tf.scan stacks its whole accumulator, so the kept gate values ride
         # along in it (each is (batch, units)).
         n_saved = {"elman": 0, "gated": 2, "lstm": 4, "gru": 3, "gru_after": 4}[kind]
         init_saved = tuple(ops.zeros_like(states[0]) for _ in range(n_saved))
 
+        if not save:
+            init_saved = ()
+
         def step(acc, xs):
             carry = acc[:n_states]
             z_t, m_t = xs if has_mask else (xs, None)
+            z_t = _project(z_t, params)
             new, saved = _forward_step(kind, z_t, carry, prepared, *nonlinear)
             if has_mask:
                 new = _select(m_t, new, carry)
-            return tuple(new) + tuple(saved)
+            return tuple(new) + (tuple(saved) if save else ())
 
         xs = (z, mask) if has_mask else z
         seqs = tf.scan(step, xs, initializer=tuple(states) + init_saved)
         return seqs[:n_states], seqs[n_states:]
+
+    if not differentiable:
+        state_seqs, _ = forward(z, states, params, mask, save=False)
+        return state_seqs[0], tuple(s[-1] for s in state_seqs)
 
     @tf.custom_gradient
     def run(z, *flat):
@@ -422,7 +470,9 @@ def _tf_loop(kind, z, states, params, mask):
             dh0 = seqs[0][0]
             dstates = [dh0] + ([seqs[1][0]] if two_states else [])
             grads = _weight_grads(kind, pr, da, h_seq, h0, c_seq, c0, saved)
-            out = [da] + dstates + [grads[k] for k in names]
+            dz, input_grads = _input_grads(pr, z, da)
+            grads.update(input_grads)
+            out = [dz] + dstates + [grads[k] for k in names]
             if has_mask:
                 out.append(None)
             return out

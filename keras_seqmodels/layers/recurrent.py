@@ -444,24 +444,26 @@ class Recurrent(keras.layers.Layer):
             loop_states.append(ops.zeros((ops.shape(x)[0], out_size), dtype=dtype))
 
         def run_loop():
-            kernel, bias, params = fused_rnn.cell_params(kind, cell, dtype)
+            params = fused_rnn.cell_params(kind, cell, dtype)
             # Time-major, and reversed here for go_backwards: transposing and
             # flipping the narrow input is cheaper than the wide projection.
             x_tm = ops.transpose(x, (1, 0, 2))
             if self.go_backwards:
                 x_tm = ops.flip(x_tm, 0)
-            width = kernel.shape[-1]
-            z = ops.matmul(ops.reshape(x_tm, (-1, x_tm.shape[-1])), kernel)
-            if bias is not None:
-                z = z + bias
-            z = ops.reshape(z, ops.shape(x_tm)[:2] + (width,))
             m = None
             if mask is not None:
                 m = ops.expand_dims(ops.transpose(ops.cast(mask, "bool"), (1, 0)), -1)
                 if self.go_backwards:
                     m = ops.flip(m, 0)
             h_seq, finals = fused_rnn.recurrent_loop(
-                kind, z, tuple(initial_state), params, mask=m, unroll=self._fused_unroll
+                kind,
+                x_tm,
+                tuple(initial_state),
+                params,
+                mask=m,
+                unroll=self._fused_unroll,
+                hoist=self._fused_hoist,
+                differentiable=bool(training) or self._fused_always_differentiable,
             )
             states = list(finals)
             if m is None:
@@ -479,7 +481,10 @@ class Recurrent(keras.layers.Layer):
         result = self._run_guarded(run_loop, sequences, loop_states, True)
         return self._finish(result, mask, True)
 
+    # Tuning of the fused loop, measured on CPU (see BENCHMARKS.md).
     _fused_unroll = 1
+    _fused_hoist = False
+    _fused_always_differentiable = False
 
     def _no_steps(self, sequences, loop_states, time_major):
         """What the loop returns for zero steps: zero outputs, same states."""

@@ -69,7 +69,7 @@ def make_pair(key, x_shape, dtype="float64", seed=0, cell_kw=None, **layer_kw):
     return layers
 
 
-def value_and_grads(layer, x, states, mask, weights_proj, training=False):
+def value_and_grads(layer, x, states, mask, weights_proj, training=True):
     """Loss ``sum(outputs * proj)`` and its gradients with respect to the
     input, the initial states and the cell's trainable weights."""
     variables = layer.cell.trainable_weights
@@ -104,7 +104,10 @@ def value_and_grads(layer, x, states, mask, weights_proj, training=False):
     ]
 
 
-def assert_pair_equal(fused, generic, x, states, mask, atol=1e-9, training=False):
+def assert_pair_equal(fused, generic, x, states, mask, atol=1e-9, training=True):
+    # training=True: on TensorFlow the fused loop takes its hand-written
+    # gradient only then (otherwise a plain forward loop, differentiated
+    # automatically, which the last test checks too).
     rng = np.random.default_rng(7)
     out_shapes = [tuple(s) for s in _output_shapes(fused, x)]
     proj = [rng.standard_normal(s).astype(x.dtype) for s in out_shapes]
@@ -176,6 +179,22 @@ def test_input_dropout_takes_the_fused_path_with_the_same_masks(key):
     )
     assert fused._fused_kind(True) is not None
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), None, training=True)
+
+
+@pytest.mark.parametrize("key", ["lstm_peep", "gru"])
+def test_projection_hoisted_before_the_loop_equals_generic(key, monkeypatch):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((4, 7, 3))
+    fused, generic = make_pair(key, x.shape, return_sequences=True, return_state=True)
+    monkeypatch.setattr(fused, "_fused_hoist", True)
+    assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
+
+
+def test_inference_mode_gradients_equal_generic():
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((4, 7, 3))
+    fused, generic = make_pair("lstm", x.shape, return_sequences=True, return_state=True)
+    assert_pair_equal(fused, generic, x, random_states("lstm", 4, rng), MASK, training=False)
 
 
 def test_recurrent_dropout_while_training_falls_back_to_the_generic_loop():
