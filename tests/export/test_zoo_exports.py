@@ -244,3 +244,27 @@ def test_every_exporter_refuses_a_non_empty_folder(tmp_path, name):
     (tmp_path / "file").write_text("x")
     with pytest.raises(FileExistsError, match="is a file"):
         export.exporter_for(name)(None, str(tmp_path / "file"))
+
+
+def test_generic_export_of_two_inputs_checks_shapes_and_rows(tmp_path):
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(0)
+    left = keras.Input((None, 2), name="left")
+    right = keras.Input((3,), name="right")
+    pooled = keras.layers.GlobalAveragePooling1D()(left)
+    y = keras.layers.Dense(1)(pooled) + keras.layers.Dense(1)(right)
+    model = keras.Model([left, right], [y, 2 * y])
+    export.export(model, str(tmp_path / "two"))
+    fn = tf.saved_model.load(str(tmp_path / "two")).signatures["serving_default"]
+    assert sorted(fn.structured_input_signature[1]) == ["left", "right"]
+    x1 = np.random.default_rng(0).random((4, 5, 2)).astype("float32")
+    x2 = np.random.default_rng(1).random((4, 3)).astype("float32")
+    out = fn(left=tf.constant(x1), right=tf.constant(x2))
+    expected = model.predict([x1, x2], verbose=0)
+    np.testing.assert_allclose(out["output_0"], expected[0], atol=1e-5)
+    np.testing.assert_allclose(out["output_1"], expected[1], atol=1e-5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"left \[4,5,3\] is not compatible"):
+        fn(left=tf.zeros((4, 5, 3)), right=tf.constant(x2))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="at most 1,024 rows of `left`"):
+        fn(left=tf.zeros((1025, 1, 2)), right=tf.zeros((1025, 3)))
