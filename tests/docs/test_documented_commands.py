@@ -64,6 +64,7 @@ EXPECTED = {
         "I/PRON ca/AUX n't/PART eat/VERB butter/NOUN !/PUNCT",
     "seqmodels sentiment 'A gorgeous, witty, seductive movie.'": "very positive",
     "seqmodels zoo info multi30k-en-de": "non-commercial",
+    "seqmodels tag 'The old man the boats.'": "The/DET old/ADJ man/NOUN the/DET boats/NOUN ./PUNCT",
 }
 # Input files the docs' commands read.
 FILES = {
