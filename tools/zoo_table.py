@@ -56,14 +56,19 @@ def table(index):
         size = f"{entry.get('size_bytes', 0) / 1e6:.1f} MB"
         card = entry.get("card", "")
         lines.append(
-            f"| `{name}` | {entry.get('task', '')} | {metrics_text(entry)} | {size} "
+            f"| `{name}` | {_md(entry.get('task', ''))} | {_md(metrics_text(entry))} | {size} "
             f"| [card]({card}) |"
         )
     return "\n".join(lines)
 
 
+def _md(text):
+    """Text for Markdown: ``<unk>`` would be read as an HTML tag."""
+    return str(text).replace("<", "&lt;")
+
+
 def facts(index, name):
-    entry = index[name]
+    entry = {k: _md(v) for k, v in index[name].items() if isinstance(v, str)}
     return "\n".join(
         [
             f"> **`{name}`** — domain: {entry.get('domain', 'not stated')}.",
