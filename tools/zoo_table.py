@@ -2,17 +2,19 @@
 
     python tools/zoo_table.py               # the Markdown table of every model
     python tools/zoo_table.py --facts NAME  # domain, intended use, limits, license
+    python tools/zoo_table.py --write-readme  # put both into README.md
 
 The README holds this output verbatim between ``<!-- zoo-table -->`` markers
 and after each model's first example; ``tests/docs/test_zoo_table.py`` checks
 that it still equals what this script prints from
-``keras_seqmodels/zoo/index.json``. After changing the index, paste the new
-output into the README.
+``keras_seqmodels/zoo/index.json``. After changing the index, run it with
+``--write-readme``.
 """
 
 import argparse
 import json
 import os
+import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INDEX = os.path.join(ROOT, "keras_seqmodels", "zoo", "index.json")
@@ -79,12 +81,35 @@ def facts(index, name):
     )
 
 
+def write_readme(index, path=None):
+    """Replace the table and every model's facts block in ``path`` (README.md)."""
+    path = path or os.path.join(ROOT, "README.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    text, found = re.subn(
+        r"(<!-- zoo-table[^>]*-->\n).*?(\n<!-- /zoo-table -->)",
+        lambda m: m.group(1) + table(index) + m.group(2),
+        text,
+        flags=re.S,
+    )
+    if not found:
+        raise SystemExit(f"{path} has no <!-- zoo-table --> ... <!-- /zoo-table --> block")
+    for name in index:
+        pattern = r"> \*\*`" + re.escape(name) + r"`\*\* — .*?(?=\n\n|\Z)"
+        text = re.sub(pattern, lambda m, n=name: facts(index, n), text, flags=re.S)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--facts", metavar="NAME", help="print one model's facts instead")
+    parser.add_argument("--write-readme", action="store_true", help="update README.md")
     args = parser.parse_args(argv)
     index = load_index()
-    if args.facts:
+    if args.write_readme:
+        write_readme(index)
+    elif args.facts:
         if args.facts not in index:
             parser.error(f"unknown model {args.facts!r}; known: {', '.join(sorted(index))}")
         print(facts(index, args.facts))

@@ -62,3 +62,19 @@ def test_unknown_model_is_one_line():
     )
     assert result.returncode == 2
     assert "unknown model 'no-such-model'" in result.stderr
+
+
+def test_write_readme_restores_a_stale_table_and_facts(tmp_path):
+    sys.path.insert(0, os.path.dirname(TOOL))
+    try:
+        import zoo_table
+    finally:
+        sys.path.remove(os.path.dirname(TOOL))
+    readme = _readme()
+    stale = readme.replace("UPOS accuracy: 95.58%", "UPOS accuracy: 94.54%")
+    stale = stale.replace("Training data license: CC BY-SA 4.0 (UD English EWT).", "x.")
+    assert stale != readme
+    path = tmp_path / "README.md"
+    path.write_text(stale, encoding="utf-8")
+    zoo_table.write_readme(zoo_table.load_index(), str(path))
+    assert path.read_text(encoding="utf-8") == readme
