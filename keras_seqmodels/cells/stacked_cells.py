@@ -126,3 +126,19 @@ class StackedCells(keras.layers.StackedRNNCells, DropoutRNNCell):
     def from_config(cls, config, custom_objects=None):
         # Keras's version pops "cells" from the caller's dict; work on a copy.
         return super().from_config(dict(config), custom_objects=custom_objects)
+
+    def group_states(self, states):
+        """``states`` regrouped as one list per cell (a flat list, as
+        ``return_state`` gives, or already grouped)."""
+        flat = keras.tree.flatten(states)
+        counts = [
+            len(c.state_size) if isinstance(c.state_size, (list, tuple)) else 1
+            for c in self.cells
+        ]
+        if len(flat) != sum(counts):
+            return states  # the runner's shape check names the mismatch
+        grouped, start = [], 0
+        for n in counts:
+            grouped.append(list(flat[start : start + n]))
+            start += n
+        return grouped

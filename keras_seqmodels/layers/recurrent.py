@@ -289,6 +289,8 @@ class Recurrent(keras.layers.Layer):
                 initial_state = self._initial_state(ops.shape(sequences)[0])
         if not tree.is_nested(initial_state):
             initial_state = [initial_state]
+        if isinstance(self.cell, StackedCells):
+            initial_state = self.cell.group_states(initial_state)
         initial_state = tree.map_structure(
             lambda s: ops.cast(s, self.cell.compute_dtype), list(initial_state)
         )

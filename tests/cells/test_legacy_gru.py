@@ -71,3 +71,13 @@ def test_new_configs_round_trip_both_forms():
         again = ks.cells.GRUCell.from_config(json.loads(json.dumps(config)))
         assert again.reset_after is reset_after
     assert ks.cells.GRUCell(3).reset_after is True
+
+
+def test_seq2seq_gru_stays_reset_before():
+    # Encoder-decoder models rebuild their cells from ``cell_type``, so a
+    # model saved with cell_type="gru" must get the same (reset-before) GRU.
+    from keras_seqmodels.seq2seq import RecurrentEncoder
+
+    encoder = RecurrentEncoder(20, 4, 3, num_layers=2, cell_type="gru")
+    cells = [layer.cell for layer in encoder.forward_layers + encoder.backward_layers]
+    assert len(cells) == 4 and not any(cell.reset_after for cell in cells)

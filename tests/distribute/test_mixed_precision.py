@@ -169,6 +169,12 @@ def _probability_average():
     return [floats(2, 5), floats(2, 5)], lambda t: layer([t[0], t[1]]), [layer]
 
 
+def _stacked_cells():
+    cells = ks.cells.StackedCells([ks.cells.LSTMCell(4), ks.cells.GRUCell(3)])
+    layer = ks.layers.Recurrent(cells, return_sequences=True)
+    return [floats(2, 5, 3)], lambda t: layer(t[0]), [cells, layer]
+
+
 def _cell(cls):
     def make():
         cell = cls(**CELL_ARGS.get(cls.__name__, dict(units=4)))
@@ -192,6 +198,7 @@ LAYER_EXAMPLES = {
     "MemoryNetwork": _memory_network,
     "NTM": _ntm,
     "ProbabilityAverage": _probability_average,
+    "StackedCells": _stacked_cells,
     "RecurrentEncoder": _recurrent_encoder,
     "AttentionDecoder": _attention_decoder,
     "EncoderDecoder": _encoder_decoder,

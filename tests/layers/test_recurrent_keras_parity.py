@@ -55,6 +55,19 @@ def test_list_of_cells_equals_stacked_layers():
     np.testing.assert_allclose(out, np_(second(first(x))), atol=1e-6)
 
 
+def test_stacked_states_fed_back_continue_the_sequence():
+    # return_state gives the states flat; fed back as initial_state they are
+    # regrouped per cell, so two halves equal one run.
+    x = np.random.default_rng(3).standard_normal((2, 6, 3)).astype("float32")
+    layer = ks.layers.Recurrent(stack(), return_sequences=True, return_state=True)
+    full, *_ = layer(x)
+    first, *states = layer(x[:, :3])
+    second, *_ = layer(x[:, 3:], initial_state=states)
+    np.testing.assert_allclose(np_(second), np_(full)[:, 3:], atol=1e-6)
+    with pytest.raises(ValueError, match="`initial_state` must be a list of 3"):
+        layer(x, initial_state=states[:2])
+
+
 def test_list_of_one_cell_is_that_cell():
     cell = ks.cells.GRUCell(3)
     assert ks.layers.Recurrent([cell]).cell is cell

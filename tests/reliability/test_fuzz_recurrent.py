@@ -69,6 +69,9 @@ INT_DTYPES = ("int32", "int64", "bool")
 
 def make_cell(key, units, dtype):
     name = key.split("_")[0]
+    if name == "StackedCells":  # a list of cells, not `units`: two of width `units`
+        cells = [ks.cells.GRUCell(units, dtype=dtype), ks.cells.LSTMCell(units, dtype=dtype)]
+        return ks.cells.StackedCells(cells, dtype=dtype)
     kwargs = dict(REFERENCE_CELLS.get(key, {}), **EXTRA_ARGS.get(name, {}))
     return getattr(ks.cells, name)(units, dtype=dtype, **kwargs)
 
@@ -169,8 +172,7 @@ def _expected_faults(case):
 def _initial_state(case, cell, rng, batch):
     if case["initial_state"] == "none":
         return None
-    sizes = cell.state_size
-    sizes = list(sizes) if isinstance(sizes, (list, tuple)) else [sizes]
+    sizes = keras.tree.flatten(cell.state_size)  # stacked cells: one list per cell
     extra = 1 if case["initial_state"] == "wrong" else 0
     return [rng.uniform(-0.5, 0.5, (batch, s + extra)).astype(case["layer_dtype"]) for s in sizes]
 
