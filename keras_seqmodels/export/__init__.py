@@ -42,7 +42,8 @@ multi30k-en-de      64 sentences, 16,384 bytes each, 256 KiB in all
 sst-treelstm        256 trees, 131,072 bytes each, 1 MiB in all,
                     32,768 nodes and 512 levels of brackets per tree,
                     65,536 padded nodes (trees x nodes of the largest)
-mnist-renet         1,024 images of exactly 28 x 28, finite pixels
+mnist-renet         1,024 images of exactly 28 x 28 (a non-finite image:
+                    ``class_id`` -1 and ``error``, the others answered)
 babi-memn2n         256 pairs, 20,000 bytes per story, 1,000 per
                     question, 1 MiB in all; ``serve_ids``: ids in the
                     vocabulary, at most 50 statement slots

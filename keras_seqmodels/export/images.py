@@ -16,8 +16,8 @@ def export_image_classifier(
     the values a grayscale image file holds (0-255; the model scales them
     itself), for mnist-renet ``(batch, 28, 28)``, and returns
     ``{"scores": float32 (batch, classes) logits, "class_id": int32
-    (batch,)}`` plus ``"class_name"`` (string ``(batch,)``) when
-    ``class_names`` is given::
+    (batch,), "error": string (batch,)}`` plus ``"class_name"`` (string
+    ``(batch,)``) when ``class_names`` is given::
 
         import numpy as np, tensorflow as tf
         served = tf.saved_model.load(directory)
@@ -27,8 +27,10 @@ def export_image_classifier(
     The signature checks the whole shape of ``pixels`` in the graph (a
     request of another rank or image size, e.g. ``(2, 28, 28, 3)`` for
     mnist-renet, fails with an ``InvalidArgumentError`` naming the expected
-    shape), that the pixels are finite, and the request limit: at most 1,024
-    images (``LIMITS``). An empty batch gives empty outputs.
+    shape) and the request limit: at most 1,024 images (``LIMITS``). An
+    image with a NaN or infinite pixel gets ``class_id`` -1, scores 0 and
+    ``error`` "pixels must be finite" (``""`` for the others, which are
+    answered as usual). An empty batch gives empty outputs.
 
     Args:
         model: a Keras model with one image input (rank 3 or 4, static
@@ -65,12 +67,19 @@ def export_image_classifier(
         pixels = tf.ensure_shape(pixels, [None] + shape[1:])
         pixels = guard([pixels], [
             at_most(served_name, "images per request", tf.shape(pixels)[0], limits["max_batch"]),
-            tf.debugging.assert_all_finite(pixels, f"{served_name}: pixels must be finite"),
         ])[0]
-        scores = model(pixels, training=False)
-        out = {"scores": scores, "class_id": tf.argmax(scores, axis=-1, output_type=tf.int32)}
+        # An image with a NaN or an infinity is answered alone: class -1.
+        finite = tf.reduce_all(tf.math.is_finite(pixels), axis=list(range(1, len(shape))))
+        scores = model(tf.where(tf.math.is_finite(pixels), pixels, 0.0), training=False)
+        scores = tf.where(finite[:, None], tf.cast(scores, tf.float32), 0.0)
+        class_id = tf.argmax(scores, axis=-1, output_type=tf.int32)
+        out = {
+            "scores": scores,
+            "class_id": tf.where(finite, class_id, -1),
+            "error": tf.where(finite, "", "pixels must be finite"),
+        }
         if names is not None:
-            out["class_name"] = tf.gather(names, out["class_id"])
+            out["class_name"] = tf.where(finite, tf.gather(names, class_id), "")
         return out
 
     archive = keras.export.ExportArchive()

@@ -10,7 +10,8 @@ blank and empty strings, bracketed trees valid and corrupted, strings of
 lengths just below, at and beyond the documented limits, batches mixing all
 of these, empty batches and batches beyond the limit; for the numeric
 signatures, right and wrong shapes (another rank, another image size),
-NaN pixels, bits other than 0/1, word ids out of the vocabulary.
+NaN and infinite pixels (that image alone answered -1), bits other than 0/1,
+word ids out of the vocabulary.
 
 Every call must either return, within ``CALL_SECONDS``, outputs with one row
 per request item and finite numbers, or raise an ``InvalidArgumentError``
@@ -161,6 +162,7 @@ def run(label, spec):
     kind, limits = spec["kind"], spec["limits"]
     counts = {"output": 0, "documented error": 0}
     failures, slowest = [], [0.0, ""]
+    expected_bad_rows = []  # pixels: the rows with a non-finite pixel
 
     if kind.startswith("text"):
         key = [k for k, s in specs.items() if s.dtype == tf.string][0]
@@ -210,6 +212,7 @@ def run(label, spec):
         @st.composite
         def arrays(draw):
             feed, bad_shape, bad_values, beyond = {}, False, None, False
+            nonfinite_rows = []
             rows = draw(st.sampled_from([0, 1, 2, 3, 3, limits["max_batch"] + 1]))
             beyond = rows > limits["max_batch"]
             for k, shape in sorted(shapes.items()):
@@ -239,8 +242,8 @@ def run(label, spec):
                 if kind == "pixels":
                     value = rng.uniform(0, 255, dims).astype("float32")
                     if value.size and draw(st.integers(0, 4)) == 0:
-                        value.flat[0] = np.nan
-                        bad_values = "pixels must be finite"
+                        value.flat[0] = draw(st.sampled_from([np.nan, np.inf]))
+                        nonfinite_rows = [0]  # answered alone, class -1
                 elif kind == "bits":
                     value = rng.integers(0, 2, dims).astype("float32")
                     if value.size and draw(st.integers(0, 4)) == 0:
@@ -257,12 +260,13 @@ def run(label, spec):
                     value = rng.normal(size=dims).astype("float32")
                 feed[k] = value
             rows_of = {v.shape[0] for v in feed.values()}
-            return feed, bad_shape, bad_values, beyond or len(rows_of) > 1
+            return feed, bad_shape, bad_values, beyond or len(rows_of) > 1, nonfinite_rows
 
         strategy = arrays()
 
         def make(case):
-            feed, bad_shape, bad_values, beyond = case
+            feed, bad_shape, bad_values, beyond, nonfinite_rows = case
+            expected_bad_rows[:] = nonfinite_rows
             tensors = {k: tf.constant(v, specs[k].dtype) for k, v in feed.items()}
             return tensors, beyond or bad_shape, "shape" if bad_shape else bad_values
 
@@ -300,6 +304,11 @@ def run(label, spec):
                 bad = out["error"] != b""
                 if np.any((out["root_class"] == -1) != bad):
                     issues.append("root_class -1 does not match the error rows")
+            if kind == "pixels":
+                bad = np.zeros(rows, bool)
+                bad[expected_bad_rows] = True
+                if np.any((out["class_id"] == -1) != bad) or np.any((out["error"] != b"") != bad):
+                    issues.append("class_id -1 / error do not match the non-finite images")
             if issues:
                 problem = "; ".join(issues)
         if problem:
@@ -408,6 +417,8 @@ cases = {
     "mnist (2, 28, 28, 3)": call("mnist-renet", pixels=zeros(2, 28, 28, 3)),
     "mnist (4, 14, 14)": call("mnist-renet", pixels=zeros(4, 14, 14)),
     "mnist (0, 28, 28)": call("mnist-renet", pixels=zeros(0, 28, 28)),
+    "mnist NaN image": call("mnist-renet", pixels=tf.tensor_scatter_nd_update(
+        tf.zeros([2, 28, 28]), [[0, 3, 4]], [float("nan")]).numpy()),
     "mnist 1,025 images": call("mnist-renet", pixels=zeros(1025, 28, 28)),
     "ntm (2, 10, 8, 1)": call("ntm-copy", bits=zeros(2, 10, 8, 1)),
     "ntm 513 steps": call("ntm-copy", bits=zeros(1, 513, 8)),
@@ -441,6 +452,9 @@ def test_documented_limits_and_clean_answers(exported):
         cases["mnist (2, 28, 28, 3)"]["error"])
     assert "[4,14,14] is not compatible" in cases["mnist (4, 14, 14)"]["error"]
     assert cases["mnist (0, 28, 28)"]["class_id"] == []
+    nan = cases["mnist NaN image"]  # the NaN image alone is refused, the other answered
+    assert nan["class_id"][0] == -1 and nan["class_id"][1] in range(10), nan
+    assert nan["error"] == ["pixels must be finite", ""], nan
     assert "request too large: at most 1,024 images per request" in (
         cases["mnist 1,025 images"]["error"])
     assert "not compatible with expected shape" in cases["ntm (2, 10, 8, 1)"]["error"]
