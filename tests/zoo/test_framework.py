@@ -17,12 +17,13 @@ from keras_seqmodels.cli.main import main
 from keras_seqmodels.zoo import framework
 from keras_seqmodels.zoo.models import MODEL_PACKAGES
 
-PORTED = ["mnist-renet", "ntm-copy", "multi30k-en-de", "ptb-lstm"]
+PORTED = ["mnist-renet", "ntm-copy", "multi30k-en-de", "ptb-lstm", "ud-ewt-upos"]
 # Options that shrink a network for its smoke run (the shipped sizes are the defaults).
 SMALL = {
     "multi30k-en-de": ["--embedding-dim", "8", "--encoder-units", "8", "--decoder-units", "8",
                        "--batch-size", "4", "--beam", "1"],
     "ptb-lstm": ["--units", "8", "--batch-size", "4", "--bptt", "5"],
+    "ud-ewt-upos": ["--units", "8", "--word-dim", "8", "--char-dim", "4", "--char-units", "4"],
 }  # fmt: skip
 
 # A tiny model, the same for the in-process and the subprocess tests.
@@ -175,6 +176,45 @@ def test_seeds_and_sweep_select_the_best_run(tmp_path):
     assert chosen["value"] == min(values.values())
     assert os.path.basename(chosen["run"]) == min(values, key=values.get)
     assert (work / "best.keras").is_file()
+
+
+def _average(models, config):
+    import keras
+
+    if len(models) == 1:
+        return models[0]
+    inputs = keras.Input((3,))
+    return keras.Model(inputs, keras.layers.Average()([m(inputs) for m in models]))
+
+
+def test_ensemble_selects_runs_greedily_on_validation(tmp_path, capsys):
+    from keras_seqmodels.zoo.framework import ensemble
+
+    recipe = framework.Recipe(**{**TINY_RECIPE.__dict__, "combine": _average})
+    with pytest.raises(ValueError, match="--seeds"):
+        framework.main(recipe, "train", ["--work-dir", str(tmp_path / "x"), "--ensemble", "2"])
+    work = tmp_path / "runs"
+    argv = ["--work-dir", str(work), "--verbose", "0", "--epochs", "1", "--seeds", "1,2,3",
+            "--learning-rate", "0.5", "--ensemble", "2"]  # fmt: skip
+    capsys.readouterr()
+    framework.main(recipe, "train", argv)
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    trials = [x for x in lines if "ensemble" in x and "loss" in x]
+    # Round one tries each run alone; the best alone is kept, then each other run beside it.
+    alone = {x["ensemble"][0]: x["loss"] for x in trials[:3]}
+    first = min(alone, key=alone.get)
+    assert [x["ensemble"][0] for x in trials[3:]] == [first, first]
+    record = json.loads((work / "best.json").read_text())
+    assert record["value"] <= alone[first]
+    assert record["value"] == record["validation"]["loss"]
+    assert 1 <= len(record["ensemble"]) <= 2 and (work / "tiny.keras").is_file()
+    assert ensemble.metric_key(recipe) == "loss"
+    # The saved ensemble gives the recorded validation figure.
+    import keras
+
+    model = keras.saving.load_model(work / "tiny.keras")
+    data = TINY_RECIPE.load_data(None, "validation", False, {})
+    assert TINY_RECIPE.evaluate(model, data, {})["loss"] == record["value"]
 
 
 def test_time_budget_stops_training(tmp_path):

@@ -1,23 +1,9 @@
-"""The ud-ewt-upos recipe's id batches (the GPU/JAX path): shapes, coverage, scoring."""
+"""The ud-ewt-upos id batches, scoring and ensemble (``zoo.models.ud_ewt_upos.network``)."""
 
 import numpy as np
 
+from keras_seqmodels.zoo.models.ud_ewt_upos import network
 
-def load_recipe(name):
-    """The model's script in ``zoo/<name>/recipe.py`` (until it moves onto the
-    recipe framework in ``keras_seqmodels.zoo.models``)."""
-    import importlib.util
-    import os
-
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    path = os.path.join(root, "zoo", name, "recipe.py")
-    spec = importlib.util.spec_from_file_location(f"legacy_{name.replace('-', '_')}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-recipe = load_recipe("ud-ewt-upos")
 LENGTHS = [3, 20, 1, 17, 40, 16, 70]
 
 
@@ -25,28 +11,28 @@ def fake_data():
     rng = np.random.default_rng(0)
     n = sum(LENGTHS)
     return {
-        "dev_words": rng.integers(1, 50, n).astype(np.int32),
-        "dev_chars": rng.integers(1, 9, (n, 20)).astype(np.uint8),
-        "dev_tags": rng.integers(0, 17, n).astype(np.uint8),
-        "dev_offsets": np.concatenate([[0], np.cumsum(LENGTHS)]),
+        "words": rng.integers(1, 50, n).astype(np.int32),
+        "chars": rng.integers(1, 9, (n, 20)).astype(np.int32),
+        "tags": rng.integers(0, 17, n).astype(np.int32),
+        "offsets": np.concatenate([[0], np.cumsum(LENGTHS)]),
     }
 
 
 def test_batches_have_fixed_shapes_and_hold_every_sentence_once():
     data = fake_data()
-    batches = recipe.pad_batches(data, "dev", 2)
+    batches = network.pad_batches(data, 2)
     seen = []
     for (w, c, t), y, rows in batches:
         # Rows: the batch size, fewer past 64 words (here 2 * 64 // 160 -> 1).
-        assert w.shape[1] in recipe.WIDTHS and w.shape[0] == (2 if w.shape[1] <= 64 else 1)
+        assert w.shape[1] in network.WIDTHS and w.shape[0] == (2 if w.shape[1] <= 64 else 1)
         assert c.shape == w.shape + (20,) and t.shape == w.shape and y is t
         for r, s in enumerate(rows):
-            a, b = data["dev_offsets"][s], data["dev_offsets"][s + 1]
+            a, b = data["offsets"][s], data["offsets"][s + 1]
             n = b - a
             assert n <= w.shape[1]
-            np.testing.assert_array_equal(w[r, :n], data["dev_words"][a:b])
-            np.testing.assert_array_equal(c[r, :n], data["dev_chars"][a:b])
-            np.testing.assert_array_equal(t[r, :n], data["dev_tags"][a:b])
+            np.testing.assert_array_equal(w[r, :n], data["words"][a:b])
+            np.testing.assert_array_equal(c[r, :n], data["chars"][a:b])
+            np.testing.assert_array_equal(t[r, :n], data["tags"][a:b])
             assert not w[r, n:].any() and not c[r, n:].any()
         seen += list(rows)
     assert sorted(seen) == list(range(len(LENGTHS)))
@@ -60,9 +46,9 @@ def test_word_dropout_turns_known_words_unknown_and_keeps_characters():
     def by_sentence(batches):
         return {int(s): (w[r], c[r]) for (w, c, _), _, rows in batches for r, s in enumerate(rows)}
 
-    keep = by_sentence(recipe.pad_batches(data, "dev", 2, np.random.default_rng(1)))
+    keep = by_sentence(network.pad_batches(data, 2, np.random.default_rng(1)))
     drop = by_sentence(
-        recipe.pad_batches(data, "dev", 2, np.random.default_rng(1), drop=np.ones(50, "float32"))
+        network.pad_batches(data, 2, np.random.default_rng(1), drop=np.ones(50, "float32"))
     )
     assert sorted(keep) == sorted(drop) == list(range(len(LENGTHS)))
     for s, (w0, c0) in keep.items():
@@ -73,7 +59,7 @@ def test_word_dropout_turns_known_words_unknown_and_keeps_characters():
 
 def test_score_ids_counts_each_sentence_once_and_unknown_words_apart():
     data = fake_data()
-    batches = recipe.pad_batches(data, "dev", 4)
+    batches = network.pad_batches(data, 4)
 
     class Oracle:  # tags every word right except the unknown ones (id 1)
         def predict_on_batch(self, inputs):
@@ -81,8 +67,8 @@ def test_score_ids_counts_each_sentence_once_and_unknown_words_apart():
             tags = next(t for (bw, _, t), _, _ in batches if bw is w)
             return np.where(w == 1, 99, tags)
 
-    metrics = recipe.score_ids(Oracle(), batches)
-    oov = int((data["dev_words"] == 1).sum())
+    metrics = network.score_ids(Oracle(), batches)
+    oov = int((data["words"] == 1).sum())
     assert metrics["tokens"] == sum(LENGTHS) and metrics["oov_tokens"] == oov
     assert metrics["upos_accuracy"] == (sum(LENGTHS) - oov) / sum(LENGTHS)
     assert metrics["oov_upos_accuracy"] == 0.0
@@ -99,7 +85,7 @@ def test_ensemble_of_crf_and_softmax_cores_decodes_the_best_mean_sequence_score(
     members = []
     for i, use_crf in enumerate([True, False, True]):
         keras.utils.set_random_seed(i)
-        train, infer = recipe.build_models(
+        train, _ = network.build_models(
             [f"w{j}" for j in range(8)], list("abcdef"), tags, use_crf=use_crf, **small
         )
         # Emission and transition scores of similar size, so that neither
@@ -113,8 +99,8 @@ def test_ensemble_of_crf_and_softmax_cores_decodes_the_best_mean_sequence_score(
             crf.set_weights(
                 [rng.normal(0, 1, w.shape).astype("float32") for w in crf.get_weights()]
             )
-        members.append((train, infer, {"use_crf": use_crf}))
-    ensemble = recipe.build_ensemble(members, tags)
+        members.append((train, {"use_crf": use_crf}))
+    ensemble = network.build_ensemble(members, tags)
     lengths = [4, 2, 3]
     words = np.zeros((3, 4), np.int32)
     chars = np.zeros((3, 4, 5), np.int32)
@@ -129,7 +115,7 @@ def test_ensemble_of_crf_and_softmax_cores_decodes_the_best_mean_sequence_score(
         return e if use_crf else e - np.log(np.exp(e).sum(-1, keepdims=True))
 
     scores = [(emissions(m, c["use_crf"]), m.get_layer("crf").get_weights() if c["use_crf"]
-               else None) for m, _, c in members]  # fmt: skip
+               else None) for m, c in members]  # fmt: skip
 
     def sequence_score(e, crf, seq):
         total = sum(e[t, y] for t, y in enumerate(seq))
@@ -142,3 +128,24 @@ def test_ensemble_of_crf_and_softmax_cores_decodes_the_best_mean_sequence_score(
         seqs = list(itertools.product(range(len(tags)), repeat=n))
         mean = [np.mean([sequence_score(e[r], crf, s) for e, crf in scores]) for s in seqs]
         assert list(pred[r, :n]) == list(seqs[int(np.argmax(mean))])
+
+
+def test_inference_model_of_a_training_model_decodes_as_build_models_does():
+    import keras
+
+    rng = np.random.default_rng(5)
+    words = rng.integers(1, 10, (2, 6)).astype(np.int32)
+    words[1, 4:] = 0
+    chars = rng.integers(1, 7, (2, 6, 5)).astype(np.int32)
+    for use_crf in (True, False):
+        keras.utils.set_random_seed(0)
+        train, infer = network.build_models(
+            [f"w{j}" for j in range(8)], list("abcde"), list("ABCD"), use_crf=use_crf,
+            word_dim=4, char_dim=3, char_units=2, units=3,
+        )  # fmt: skip
+        again = network.inference_model(train)
+        assert again.input_shape == infer.input_shape
+        np.testing.assert_array_equal(
+            np.asarray(again.predict_on_batch([words, chars])),
+            np.asarray(infer.predict_on_batch([words, chars])),
+        )

@@ -79,6 +79,14 @@ def parser_for(recipe, action):
             help="one model per value (grid)",
         )
         parser.add_argument(
+            "--ensemble",
+            type=int,
+            default=0,
+            metavar="K",
+            help="combine up to K of the runs, chosen greedily on validation "
+            "(needs --seeds or --sweep and the model's `combine`)",
+        )
+        parser.add_argument(
             "--time-budget",
             type=float,
             default=0.0,

@@ -44,6 +44,10 @@ class Recipe:
             model made from the selected one (e.g. the vocabularies, the
             tokenizer and the decoder put around an id-level network); saved
             as ``<work-dir>/<name>.keras``, which ``evaluate --model`` takes.
+        combine: optional ``(models, config) -> keras.Model``: one model
+            from several packaged ones (an ensemble); ``train --ensemble K``
+            selects its members greedily on the validation split
+            (``framework.ensemble``).
         task, data, card: what registration records in the zoo index.
     """
 
@@ -59,6 +63,7 @@ class Recipe:
     callbacks: Callable | None = None
     prepare: Callable | None = None
     package: Callable | None = None
+    combine: Callable | None = None
     task: str = ""
     data: str = ""
     card: str = ""
@@ -70,7 +75,7 @@ class Recipe:
         default to the zoo name of the module's folder and its card)
         and functions named as the fields (``build_model``, ``load_data``,
         ``compile_options``, ``evaluate``, optional ``evaluation_data``,
-        ``callbacks``, ``prepare``, ``package``)."""
+        ``callbacks``, ``prepare``, ``package``, ``combine``)."""
         from keras_seqmodels.zoo.models import MODEL_PACKAGES
 
         folder = module.__name__.split(".")[-2]

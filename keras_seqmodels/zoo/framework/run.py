@@ -9,7 +9,7 @@ import shutil
 import keras
 
 from keras_seqmodels.training.fault_tolerance import AtomicBackupAndRestore
-from keras_seqmodels.zoo.framework import arguments, distribution
+from keras_seqmodels.zoo.framework import arguments, distribution, ensemble
 from keras_seqmodels.zoo.framework.callbacks import BestCheckpoint, Clock, read_record
 
 
@@ -42,19 +42,24 @@ def train(recipe, args):
             f"{recipe.name}: --sweep keys must be options of the model "
             f"({sorted(recipe.config)}). Received: {unknown}"
         )
+    if args.ensemble and not (args.seeds or args.sweep):
+        raise ValueError(f"{recipe.name}: --ensemble K needs several runs (--seeds or --sweep).")
     data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
     base["data_dir"] = data_dir
     results = []
     for folder, overrides, seed in _runs(args):
         config = dict(base, seed=seed)
         for key, value in overrides.items():
-            config[key] = type(base[key])(value) if base[key] is not None else value
+            config[key] = _typed(base[key], value)
         work_dir = os.path.join(args.work_dir, folder) if folder else args.work_dir
         record = _fit_one(recipe, args, config, data_dir, work_dir)
         results.append((record, work_dir, config))
     trained = [r for r in results if r[0] is not None]
     if not trained:
         raise RuntimeError(f"{recipe.name}: no run saved a checkpoint ({recipe.monitor[0]}).")
+    if args.ensemble:
+        best, record = ensemble.assemble(recipe, args, trained, data_dir)
+        return _finish(recipe, args, best, record)
     sign = 1 if recipe.monitor[1] == "min" else -1
     record, work_dir, config = min(trained, key=lambda r: sign * r[0]["value"])
     best = os.path.join(args.work_dir, "best.keras")
@@ -66,6 +71,10 @@ def train(recipe, args):
         model = keras.saving.load_model(best, compile=False, safe_mode=True)
         best = os.path.join(args.work_dir, f"{recipe.name}.keras")
         recipe.package(model, dict(config, work_dir=args.work_dir)).save(best)
+    return _finish(recipe, args, best, record)
+
+
+def _finish(recipe, args, best, record):
     print(json.dumps({"model": recipe.name, "selected": best, **record}))
     if args.export:
         from keras_seqmodels import export
@@ -74,6 +83,13 @@ def train(recipe, args):
         export.exporter_for(recipe.name)(model, args.export)
         print(f"{recipe.name}: exported to {args.export}")
     return 0
+
+
+def _typed(default, text):
+    """A ``--sweep`` value as the type of the option's default."""
+    if isinstance(default, bool):
+        return text.lower() in ("1", "true", "yes")
+    return text if default is None else type(default)(text)
 
 
 def _fit_one(recipe, args, config, data_dir, work_dir):

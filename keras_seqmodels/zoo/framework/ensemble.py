@@ -1,0 +1,87 @@
+"""Greedy forward selection of an ensemble on the validation split.
+
+``seqmodels train NAME --seeds 1,2,3 --ensemble K``: after every run, the
+packaged model of each run is a candidate; starting from none, the candidate
+whose addition gives the best validation metric of ``recipe.combine(chosen)``
+is added, until ``K`` members or no candidate improves it (Caruana et al.
+2004, "Ensemble selection from libraries of models", without replacement).
+The assembled model is measured again on validation and saved as
+``<work-dir>/<name>.keras``.
+"""
+
+import json
+import os
+
+import keras
+
+
+def metric_key(recipe):
+    """The key of ``recipe.evaluate``'s dict that ``MONITOR`` names
+    (``val_upos_accuracy`` -> ``upos_accuracy``)."""
+    key = recipe.monitor[0]
+    return key[len("val_") :] if key.startswith("val_") else key
+
+
+def select(recipe, candidates, data, config, size):
+    """``(chosen indices, metrics)`` of the greedy selection of at most
+    ``size`` of ``candidates`` (models) on ``data`` (validation)."""
+    key = metric_key(recipe)
+    sign = 1 if recipe.monitor[1] == "min" else -1
+    chosen, best, best_metrics = [], None, None
+    while len(chosen) < size:
+        trials = []
+        for i in range(len(candidates)):
+            if i in chosen:
+                continue
+            model = recipe.combine([candidates[j] for j in chosen + [i]], config)
+            metrics = recipe.evaluate(model, data, config)
+            if key not in metrics:
+                raise ValueError(
+                    f"{recipe.name}: evaluate gives no {key!r} (the selection metric "
+                    f"{recipe.monitor[0]!r} without 'val_'). Received: {sorted(metrics)}"
+                )
+            print(json.dumps({"ensemble": chosen + [i], key: metrics[key]}), flush=True)
+            trials.append((sign * metrics[key], i, metrics))
+        if not trials:
+            break
+        value, i, metrics = min(trials, key=lambda t: t[0])
+        if best is not None and value >= best:
+            break
+        chosen, best, best_metrics = chosen + [i], value, metrics
+    return chosen, best_metrics
+
+
+def assemble(recipe, args, runs, data_dir):
+    """Select among ``runs`` (``(record, work_dir, config)``), save the
+    combined model; returns its path and its validation record."""
+    if recipe.combine is None:
+        raise ValueError(f"{recipe.name}: --ensemble needs a `combine` hook in its recipe.")
+    candidates, folders = [], []
+    for _, work_dir, config in runs:
+        model = keras.saving.load_model(
+            os.path.join(work_dir, "best.keras"), compile=False, safe_mode=True
+        )
+        if recipe.package is not None:
+            model = recipe.package(model, dict(config, work_dir=work_dir))
+        candidates.append(model)
+        folders.append(work_dir)
+    config = dict(runs[0][2], split="validation", data_dir=data_dir, model=None)
+    load = recipe.evaluation_data or recipe.load_data
+    data = load(data_dir, "validation", args.smoke, config)
+    chosen, _ = select(recipe, candidates, data, config, args.ensemble)
+    combined = recipe.combine([candidates[i] for i in chosen], config)
+    path = os.path.join(args.work_dir, f"{recipe.name}.keras")
+    combined.save(path)
+    # Measured again on the saved file: what ships is what was selected.
+    again = keras.saving.load_model(path, compile=False, safe_mode=True)
+    metrics = recipe.evaluate(again, data, config)
+    record = {
+        "monitor": recipe.monitor[0],
+        "mode": recipe.monitor[1],
+        "value": metrics[metric_key(recipe)],
+        "ensemble": [folders[i] for i in chosen],
+        "validation": metrics,
+    }
+    with open(os.path.join(args.work_dir, "best.json"), "w", encoding="utf-8") as f:
+        json.dump(record, f)
+    return path, record

@@ -1,0 +1,233 @@
+"""ud-ewt-upos network: the id-level tagger cores, their ensemble and the
+string model that ships (vocabularies, vectorizer and tag strings inside)."""
+
+import collections
+
+import numpy as np
+
+WIDTHS = (16, 32, 64, 160)  # padded sentence lengths: a few shapes for XLA
+MAX_CHARS = 20
+
+
+def build_vocabularies(train):
+    """Lower-cased words and characters of ``train`` by falling count, and
+    the word counts."""
+    words = collections.Counter(w.lower() for ws, _ in train for w in ws)
+    chars = collections.Counter(c for ws, _ in train for w in ws for c in w)
+    word_vocab = [w for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))]
+    char_vocab = [c for c, _ in sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return word_vocab, char_vocab, words
+
+
+def build_models(word_vocab, char_vocab, tags, use_crf=True, word_dim=100,
+                 char_dim=32, char_units=64, units=150, dropout=0.33):  # fmt: skip
+    """Training model (ids + gold tags -> tags, CRF loss) and the ids model."""
+    import keras
+
+    from keras_seqmodels.layers import CRF, CharacterEncoder
+
+    word_ids = keras.Input((None,), dtype="int32", name="word_ids")
+    char_ids = keras.Input((None, None), dtype="int32", name="char_ids")
+    gold = keras.Input((None,), dtype="int32", name="tags")
+    words = keras.layers.Embedding(len(word_vocab) + 2, word_dim, mask_zero=True,
+                                   name="word_embedding")(word_ids)  # fmt: skip
+    chars = CharacterEncoder(len(char_vocab) + 2, char_dim, char_units, name="chars")(char_ids)
+    x = keras.layers.Concatenate()([words, chars])
+    x = keras.layers.Dropout(dropout)(x)
+    for i in range(2):
+        x = keras.layers.Bidirectional(
+            keras.layers.LSTM(units, return_sequences=True), name=f"bilstm_{i}"
+        )(x)
+        x = keras.layers.Dropout(dropout)(x)
+    potentials = keras.layers.Dense(len(tags), name="potentials")(x)
+    if use_crf:
+        crf = CRF(len(tags), name="crf")
+        train = keras.Model([word_ids, char_ids, gold], crf(potentials, tags=gold))
+        infer_out = crf(potentials)
+    else:
+        train = keras.Model([word_ids, char_ids, gold], potentials)
+        # A frozen CRF with zero transitions decodes to the per-word argmax.
+        infer_out = CRF(len(tags), trainable=False, name="argmax")(potentials)
+    infer = keras.Model([word_ids, char_ids], infer_out, name="tagger_ids")
+    return train, infer
+
+
+def inference_model(train):
+    """The ids model (``[word_ids, char_ids]`` -> tag ids) of a training
+    model of ``build_models``, sharing its layers."""
+    import keras
+
+    from keras_seqmodels.layers import CRF
+
+    potentials = train.get_layer("potentials").output
+    names = {layer.name for layer in train.layers}
+    if "crf" in names:
+        out = train.get_layer("crf")(potentials)
+    else:
+        out = CRF(potentials.shape[-1], trainable=False, name="argmax")(potentials)
+    return keras.Model(train.inputs[:2], out, name="tagger_ids")
+
+
+def build_serving_model(infer, vectorizer, tags):
+    """strings (batch,) -> UPOS strings (batch, words); '' at padding."""
+    import keras
+
+    from keras_seqmodels.layers import TagLookup
+
+    sentences = keras.Input((), dtype="string", name="sentences")
+    word_ids, char_ids = vectorizer(sentences)
+    tag_ids = infer([word_ids, char_ids])
+    out = TagLookup(list(tags), name="tag_strings")([tag_ids, word_ids])
+    return keras.Model(sentences, out, name="ud_ewt_upos")
+
+
+def build_ensemble(members, tags):
+    """One id model averaging the sequence scores of several trained cores.
+
+    ``members``: ``(model, config)`` pairs, ``model`` with the ids as its
+    first two inputs and a ``potentials`` layer (and a ``crf`` one when
+    ``config["use_crf"]``). A CRF member scores a tag sequence by its
+    emission scores plus its transition scores; a softmax member by the sum
+    of its per-word log-probabilities (emissions ``log_softmax``, no
+    transitions). The mean of the members' emissions, with the CRF members'
+    transitions summed and divided by the number of members, decoded by
+    Viterbi, is the argmax of the members' mean sequence score (all-softmax:
+    the per-word argmax of the mean log-probabilities).
+    """
+    import keras
+
+    from keras_seqmodels.layers import CRF
+
+    word_ids = keras.Input((None,), dtype="int32", name="word_ids")
+    char_ids = keras.Input((None, None), dtype="int32", name="char_ids")
+    scores = []
+    for i, (model, config) in enumerate(members):
+        emitter = keras.Model(model.inputs[:2], model.get_layer("potentials").output,
+                              name=f"member_{i}")  # fmt: skip
+        x = emitter([word_ids, char_ids])
+        if not config["use_crf"]:
+            x = keras.layers.Activation("log_softmax", name=f"log_probs_{i}")(x)
+        scores.append(x)
+    mean = keras.layers.Average(name="mean_scores")(scores)
+    crf_members = [m for m, config in members if config["use_crf"]]
+    use_crf = bool(crf_members)
+    crf = CRF(len(tags), trainable=use_crf, name="crf" if use_crf else "argmax")
+    out = crf(mean)
+    if use_crf:
+        crf.set_weights([np.sum([m.get_layer("crf").get_weights()[k] for m in crf_members], 0)
+                         / len(members) for k in range(3)])  # fmt: skip
+    return keras.Model([word_ids, char_ids], out, name="tagger_ids")
+
+
+def tag_sentences(model, sentences, batch_size=256):
+    """Run a serving model over whitespace-tokenised sentence strings."""
+    # Sorted by length so each batch pads little; results in input order.
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i].split()))
+    out = [None] * len(sentences)
+    for i in range(0, len(order), batch_size):
+        idx = order[i : i + batch_size]
+        batch = np.array([sentences[j] for j in idx], dtype=object)
+        pred = np.asarray(model.predict_on_batch(batch))
+        for j, row in zip(idx, pred):
+            out[j] = [t.decode("utf-8") for t in row if t]
+    return out
+
+
+def score(model, sentences, train_words):
+    """Overall and out-of-vocabulary UPOS accuracy over syntactic words."""
+    pred = tag_sentences(model, [" ".join(ws) for ws, _ in sentences])
+    correct = total = oov_correct = oov_total = 0
+    for (words, gold), tags in zip(sentences, pred):
+        if len(tags) != len(gold):
+            raise RuntimeError(f"ud-ewt-upos: {len(tags)} tags for {len(gold)} words")
+        for w, g, p in zip(words, gold, tags):
+            correct += g == p
+            total += 1
+            if w.lower() not in train_words:
+                oov_correct += g == p
+                oov_total += 1
+    return {
+        "upos_accuracy": correct / total,
+        "oov_upos_accuracy": oov_correct / max(oov_total, 1),
+        "tokens": total,
+        "oov_tokens": oov_total,
+    }
+
+
+def to_arrays(sentences, vectorizer, tags):
+    """Sentences vectorised by the model's own layer, flattened: ``words``
+    (tokens,), ``chars`` (tokens, max_chars), ``tags`` and ``offsets``
+    (sentences + 1,)."""
+    tag_index = {t: i for i, t in enumerate(tags)}
+    words, chars = [], []
+    for i in range(0, len(sentences), 500):
+        chunk = sentences[i : i + 500]
+        w, c = vectorizer(np.array([" ".join(ws) for ws, _ in chunk], dtype=object))
+        w, c = np.asarray(w), np.asarray(c)
+        for r, (ws, _) in enumerate(chunk):
+            words.append(w[r, : len(ws)])
+            chars.append(c[r, : len(ws)])
+    lengths = [len(ws) for ws, _ in sentences]
+    return {
+        "words": np.concatenate(words).astype(np.int32),
+        "chars": np.concatenate(chars).astype(np.int32),
+        "tags": np.array([tag_index[t] for _, ts in sentences for t in ts], np.int32),
+        "offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+    }
+
+
+def pad_batches(data, batch_size, rng=None, drop=None):
+    """Fixed-shape batches ``((words, chars, tags), tags, rows)`` of
+    ``batch_size`` rows (fewer for sentences over 64 words) of ``to_arrays``'
+    output.
+
+    Sentences are sorted by length (with random tie-breaking when ``rng``
+    is given) and padded to the next width of ``WIDTHS``; a short last batch
+    of a width is topped up with repeats of its own rows (``rows`` says
+    which sentence each row holds, so scoring counts each once). ``drop``
+    replaces word ids by the unknown id 1 with that per-id probability.
+    """
+    words, chars, tags, offsets = (data[k] for k in ("words", "chars", "tags", "offsets"))
+    lengths = np.diff(offsets)
+    if drop is not None:
+        hit = rng.random(len(words)) < drop[words]
+        words = np.where(hit & (words > 1), 1, words).astype(np.int32)
+    noise = rng.random(len(lengths)) if rng is not None else np.zeros(len(lengths))
+    width_of = np.array([next(w for w in WIDTHS if w >= n) for n in lengths])
+    batches = []
+    for width in WIDTHS:
+        members = np.flatnonzero(width_of == width)
+        members = members[np.argsort(lengths[members] + noise[members], kind="stable")]
+        # Beyond 64 words, fewer rows: no batch holds more than 64 * batch_size words.
+        size = max(1, batch_size * 64 // width) if width > 64 else batch_size
+        for i in range(0, len(members), size):
+            rows = members[i : i + size]
+            real = len(rows)
+            if real < size:
+                rows = np.concatenate([rows, np.resize(rows, size - real)])
+            w = np.zeros((size, width), np.int32)
+            c = np.zeros((size, width, chars.shape[1]), np.int32)
+            t = np.zeros((size, width), np.int32)
+            for r, s in enumerate(rows):
+                a, b = offsets[s], offsets[s + 1]
+                w[r, : b - a], c[r, : b - a], t[r, : b - a] = words[a:b], chars[a:b], tags[a:b]
+            batches.append(((w, c, t), t, rows[:real]))
+    if rng is not None:
+        rng.shuffle(batches)
+    return batches
+
+
+def score_ids(infer, batches):
+    """Accuracy overall and on unknown-word tokens (id 1) of id batches."""
+    correct = total = oov_correct = oov_total = 0
+    for (w, c, t), _, rows in batches:
+        pred = np.asarray(infer.predict_on_batch([w, c]))[: len(rows)]
+        w, t = w[: len(rows)], t[: len(rows)]
+        real = w > 0
+        hit = (pred == t) & real
+        correct += int(hit.sum())
+        total += int(real.sum())
+        oov_correct += int((hit & (w == 1)).sum())
+        oov_total += int((w == 1).sum())
+    return {"upos_accuracy": correct / total, "oov_upos_accuracy": oov_correct / max(oov_total, 1),
+            "tokens": total, "oov_tokens": oov_total}  # fmt: skip
