@@ -279,9 +279,7 @@ def _select(m, new, old):
 # Backend kernels ------------------------------------------------------------
 
 
-def recurrent_loop(
-    kind, x, states, params, mask=None, unroll=1, hoist=False, differentiable=True
-):
+def recurrent_loop(kind, x, states, params, mask=None, unroll=1, hoist=False, differentiable=True):
     """Run the recurrence of ``kind`` over a time-major input.
 
     Args:

@@ -242,8 +242,10 @@ def test_fused_mixed_precision_close_to_generic(policy):
     np.testing.assert_allclose(a.astype("float32"), b.astype("float32"), atol=tol)
 
 
-@pytest.mark.parametrize("key", ["lstm", "gru_after", "gated"])
-def test_fit_gives_equal_weights_on_both_paths(key):
+@pytest.mark.parametrize(
+    "key, jit_compile", [("lstm", "auto"), ("gru_after", "auto"), ("gated", "auto"), ("gru", True)]
+)
+def test_fit_gives_equal_weights_on_both_paths(key, jit_compile):
     rng = np.random.default_rng(8)
     x = rng.standard_normal((8, 6, 3))
     y = rng.standard_normal((8, 6, 5))
@@ -254,7 +256,7 @@ def test_fit_gives_equal_weights_on_both_paths(key):
         inputs = keras.Input((6, 3), dtype="float64")
         m_in = keras.Input((6,), dtype="bool")
         model = keras.Model([inputs, m_in], layer(inputs, mask=m_in))
-        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", jit_compile=jit_compile)
         model.fit([x, mask], y, batch_size=4, epochs=2, shuffle=False, verbose=0)
         models.append(model)
     for a, b in zip(models[0].get_weights(), models[1].get_weights()):
