@@ -17,13 +17,14 @@ from keras_seqmodels.cli.main import main
 from keras_seqmodels.zoo import framework
 from keras_seqmodels.zoo.models import MODEL_PACKAGES
 
-PORTED = ["mnist-renet", "ntm-copy", "multi30k-en-de", "ptb-lstm", "ud-ewt-upos"]
+PORTED = ["mnist-renet", "ntm-copy", "multi30k-en-de", "ptb-lstm", "ud-ewt-upos", "sst-treelstm"]
 # Options that shrink a network for its smoke run (the shipped sizes are the defaults).
 SMALL = {
     "multi30k-en-de": ["--embedding-dim", "8", "--encoder-units", "8", "--decoder-units", "8",
                        "--batch-size", "4", "--beam", "1"],
     "ptb-lstm": ["--units", "8", "--batch-size", "4", "--bptt", "5"],
     "ud-ewt-upos": ["--units", "8", "--word-dim", "8", "--char-dim", "4", "--char-units", "4"],
+    "sst-treelstm": ["--units", "8", "--embed-dim", "8", "--skipgram-s", "5"],
 }  # fmt: skip
 
 # A tiny model, the same for the in-process and the subprocess tests.

@@ -1,94 +1,12 @@
-"""The sst-treelstm recipe's assembly of JAX-trained weights (no training)."""
+"""The sst-treelstm recipe's pieces: skip-gram corpus and scorer, root metrics."""
 
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.tf_only  # the models take strings (StringLookup)
-
-WORDS = ["", "good", "bad", "film"]
-TREES = ["(3 (2 a) (3 (3 good) (2 film)))", "(1 (1 bad) (2 film))", "(2 film)"]
+from keras_seqmodels.zoo.models.sst_treelstm import network, skipgram
 
 
-def load_recipe(name):
-    """The model's script in ``zoo/<name>/recipe.py`` (until it moves onto the
-    recipe framework in ``keras_seqmodels.zoo.models``)."""
-    import importlib.util
-    import os
-
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    path = os.path.join(root, "zoo", name, "recipe.py")
-    spec = importlib.util.spec_from_file_location(f"legacy_{name.replace('-', '_')}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def recipe():
-    return load_recipe("sst-treelstm")
-
-
-def random_member(recipe, embed_dim, units, cell, seed):
-    """A member as ``train_jax.py`` stores it: ``{weight path: array}``."""
-    model = recipe.build_model(WORDS, embed_dim, units, cell=cell)
-    rng = np.random.default_rng(seed)
-    weights = {w.path: rng.uniform(-0.5, 0.5, w.shape).astype("float32")
-               for w in model.trainable_weights}
-    return (embed_dim, units, cell), weights
-
-
-def node_logits(model):
-    import keras_seqmodels as ks
-
-    batch = ks.trees.encode([ks.trees.parse_ptb(t) for t in TREES], arity=2)
-    out = model.predict_on_batch([batch["tokens"].astype(object), batch["children"],
-                                  batch["levels"]])
-    return np.asarray(out, np.float64), batch["levels"] >= 0
-
-
-def log_softmax(x):
-    x = x - x.max(-1, keepdims=True)
-    return x - np.log(np.exp(x).sum(-1, keepdims=True))
-
-
-def test_ensemble_is_the_mean_of_member_log_probabilities(recipe):
-    members = [random_member(recipe, 4, 3, "treelstm", 0),
-               random_member(recipe, 5, 2, "treelstm", 1),
-               random_member(recipe, 3, 3, "rntn", 2)]
-    singles = [node_logits(recipe._model_from_members(WORDS, [m]))[0] for m in members]
-    ensemble, real = node_logits(recipe._model_from_members(WORDS, members))
-    expected = np.mean([log_softmax(s) for s in singles], 0)
-    np.testing.assert_allclose(ensemble[real], expected[real], atol=1e-5)
-    # The members differ, so the mean is not any one of them.
-    assert not np.allclose(log_softmax(singles[0])[real], expected[real], atol=1e-3)
-
-
-def test_single_member_keeps_its_weights(recipe):
-    member = random_member(recipe, 4, 3, "treelstm", 3)
-    model = recipe._model_from_members(WORDS, [member])
-    for w in model.trainable_weights:
-        np.testing.assert_array_equal(w.numpy(), member[1][w.path])
-
-
-def test_shape_mismatch_is_named(recipe):
-    (_, units, cell), weights = random_member(recipe, 4, 3, "treelstm", 4)
-    with pytest.raises(ValueError, match="assemble: embedding/embeddings has shape"):
-        recipe._model_from_members(WORDS, [((6, units, cell), weights)])
-
-
-def test_siblings_load_by_path_not_by_a_bare_import(recipe, monkeypatch):
-    import sys
-    import types
-
-    # Another zoo's `recipe` module already imported in this process.
-    monkeypatch.setitem(sys.modules, "recipe", types.ModuleType("recipe"))
-    gpu_data = recipe._sibling("gpu_data")
-    assert gpu_data.__name__ == "sst_treelstm_gpu_data"
-    assert gpu_data.recipe.NAME == "sst-treelstm"
-    assert recipe._sibling("train_jax").BUCKETS[-1] >= 100
-
-
-def test_extra_text_reads_conllu_words_and_plain_lines(recipe, tmp_path):
+def test_extra_text_reads_conllu_words_and_plain_lines(tmp_path):
     conllu = tmp_path / "x.conllu"
     conllu.write_text(
         "# text = I don't like it.\n"
@@ -103,10 +21,50 @@ def test_extra_text_reads_conllu_words_and_plain_lines(recipe, tmp_path):
     )
     plain = tmp_path / "x.txt"
     plain.write_text("A Good film\nbad\n")
-    gpu_data = recipe._sibling("gpu_data")
-    assert gpu_data.text_sentences(str(conllu)) == [["i", "do", "n't", "like"], ["bad"]]
-    assert gpu_data.text_sentences(str(plain)) == [["a", "good", "film"], ["bad"]]
-    # Only in-vocabulary words reach the skip-gram corpus; -1 ends a sentence.
+    assert skipgram.text_sentences(str(conllu)) == [["i", "do", "n't", "like"], ["bad"]]
+    assert skipgram.text_sentences(str(plain)) == [["a", "good", "film"], ["bad"]]
+    # Only in-vocabulary words reach the corpus, as StringLookup ids; -1 ends a sentence.
     words = ["", "bad", "film", "good"]
-    ids = gpu_data.corpus([], words, str(tmp_path / "missing.txt"), [str(plain)])
+    ids = skipgram.corpus_ids(skipgram.text_sentences(str(plain)), words)
     assert ids.tolist() == [4, 3, -1, 2, -1]
+
+
+def test_pairs_stay_inside_sentences_and_the_scorer_gives_dot_products():
+    # 3,000 words seen once each (rare: frequent-word subsampling keeps most),
+    # in sentences of 5 words: word v is in sentence (v - 1) // 5.
+    words = np.arange(1, 3001, dtype=np.int32).reshape(-1, 5)
+    corpus = np.concatenate([words, -np.ones((len(words), 1), np.int32)], 1).ravel()
+    data = skipgram.pair_batches(corpus, 3001, batch=64, steps=3, seed=0, window=2, negatives=4)
+    assert len(data) == 3
+    (c, o, n), targets, w = data[0]
+    assert c.shape == o.shape == w.shape == (64,) and n.shape == (64, 4)
+    assert targets.shape == (64, 5) and (targets[:, 0] == 1).all() and not targets[:, 1:].any()
+    kept = w > 0
+    assert 0 < kept.sum() < 64  # pairs across a sentence end are dropped
+    assert ((c[kept] - 1) // 5 == (o[kept] - 1) // 5).all()
+    assert (np.abs(c[kept] - o[kept]) <= 2).all() and (c[kept] != o[kept]).all()
+    scorer = skipgram.build_scorer(3001, 3, seed=1)
+    rng = np.random.default_rng(0)
+    scorer.get_layer("output_vectors").set_weights([rng.normal(size=(3001, 3)).astype("float32")])
+    w_in = scorer.get_layer("input_vectors").get_weights()[0]
+    w_out = scorer.get_layer("output_vectors").get_weights()[0]
+    logits = np.asarray(scorer.predict_on_batch([c, o, n]))
+    expected = np.einsum("bkd,bd->bk", w_out[np.concatenate([o[:, None], n], 1)], w_in[c])
+    np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.tf_only  # the model takes strings (StringLookup)
+def test_root_metrics_count_fine_and_binary_hits():
+    from keras_seqmodels.trees import parse_ptb
+
+    trees = [parse_ptb(t) for t in ["(4 (3 good) (4 fun))", "(0 (1 bad) (2 film))",
+                                    "(2 (2 a) (2 film))"]]  # fmt: skip
+    words = network.build_vocabulary(trees, min_count=1)
+    model = network.build_model(words, embed_dim=4, units=3, dropout=0.0)
+    dense = model.get_layer("classifier")
+    kernel, bias = dense.get_weights()
+    # Zero weights, biases favouring class 4: every root is predicted 4 (positive).
+    dense.set_weights([np.zeros_like(kernel), np.array([0, 0, 0, 0, 5], "float32")])
+    metrics = network.root_metrics(model, trees)
+    assert metrics == {"fine_grained_accuracy": 1 / 3, "binary_accuracy": 0.5, "trees": 3,
+                       "binary_trees": 2}  # fmt: skip

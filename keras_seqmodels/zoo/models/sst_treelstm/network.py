@@ -1,0 +1,66 @@
+"""sst-treelstm network: ``StringLookup`` -> embedding -> Tree-LSTM -> per-node
+class logits, and its root metrics."""
+
+import collections
+
+import numpy as np
+
+
+def build_vocabulary(trees, min_count=2):
+    """``""`` (internal nodes, its own id) and the train words seen at least
+    ``min_count`` times, sorted; rarer words train the OOV id 0."""
+    counts = collections.Counter(t for tree in trees for t in tree.tokens if t is not None)
+    return [""] + sorted(w for w, c in counts.items() if c >= min_count)
+
+
+def build_model(words, embed_dim=100, units=150, dropout=0.5, num_classes=5):
+    """Lower-cased token strings per node (``""`` on internal nodes),
+    ``children`` and ``levels`` (``keras_seqmodels.trees.encode``) in,
+    per-node class logits out."""
+    import keras
+
+    from keras_seqmodels.layers import TreeLSTM
+
+    tokens = keras.Input((None,), dtype="string", name="tokens")
+    children = keras.Input((None, 2), dtype="int32", name="children")
+    levels = keras.Input((None,), dtype="int32", name="levels")
+    ids = keras.layers.StringLookup(vocabulary=words, mask_token=None,
+                                    num_oov_indices=1, name="vocabulary")(tokens)  # fmt: skip
+    x = keras.layers.Embedding(len(words) + 1, embed_dim, name="embedding")(ids)
+    x = keras.layers.Dropout(dropout)(x)
+    nodes, _ = TreeLSTM(units, name="tree_lstm")([x, children, levels])
+    nodes = keras.layers.Dropout(dropout)(nodes)
+    logits = keras.layers.Dense(num_classes, name="classifier")(nodes)
+    return keras.Model([tokens, children, levels], logits, name="sst_treelstm")
+
+
+def root_metrics(model, trees, batch_size=64):
+    """Root fine-grained accuracy (5 classes) and binary accuracy on the
+    non-neutral roots (positive when P(3) + P(4) > P(0) + P(1))."""
+    from keras_seqmodels.trees.serving import root_probabilities
+
+    probs = root_probabilities(model, trees, batch_size=batch_size)
+    gold = np.array([t.labels[t.root] for t in trees])
+    keep = gold != 2
+    positive = probs[:, 3:].sum(1) > probs[:, :2].sum(1)
+    return {
+        "fine_grained_accuracy": float(np.mean(probs.argmax(1) == gold)),
+        "binary_accuracy": float(np.mean(positive[keep] == (gold[keep] > 2))),
+        "trees": len(trees),
+        "binary_trees": int(keep.sum()),
+    }
+
+
+def random_trees(count, seed, words=12):
+    """``count`` small labelled binary trees of words ``w0``.. (smoke data)."""
+    from keras_seqmodels.trees import parse_ptb
+
+    rng = np.random.default_rng(seed)
+
+    def grow(n):
+        if n == 1:
+            return f"({rng.integers(0, 5)} w{rng.integers(0, words)})"
+        cut = int(rng.integers(1, n))
+        return f"({rng.integers(0, 5)} {grow(cut)} {grow(n - cut)})"
+
+    return [parse_ptb(grow(int(n))) for n in rng.integers(1, 8, count)]
