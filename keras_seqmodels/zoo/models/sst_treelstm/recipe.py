@@ -35,29 +35,26 @@ CONFIG = {
     "skipgram_text": "ud_english_ewt/en_ewt-ud-train.conllu,multi30k/tok/train.lc.norm.tok.en",
 }
 TASK = "SST fine-grained sentiment (root, 5 classes) from binary constituency trees"
-DATA = (
-    "Stanford Sentiment Treebank PTB trees: train 8,544 / dev 1,101 / test 2,210; "
-    "selection on dev root accuracy"
-)
+DATA = "Stanford Sentiment Treebank PTB trees: train 8,544 / dev 1,101 / test 2,210"
 MONITOR = ("val_fine_grained_accuracy", "max")
 DATA_SUBDIR = "sst"
-SPLITS = {"train": "train", "validation": "dev", "test": "test"}
-SMOKE_SIZES = {"train": 24, "validation": 8, "test": 8}
+
+
+def vocabulary(data_dir):
+    """The words of ``network.build_vocabulary`` (train split)."""
+    return network.build_vocabulary(trees(data_dir, "train"))
 
 
 @functools.lru_cache(maxsize=4)
 def trees(data_dir, split):
     """The split's trees, tokens lower-cased (a few generated ones for smoke)."""
-    if data_dir is None:
-        return tuple(network.random_trees(SMOKE_SIZES[split], list(SPLITS).index(split)))
     from keras_seqmodels.trees import lower_tokens, read_ptb_file
 
-    path = os.path.join(data_dir, f"{SPLITS[split]}.txt")
+    if data_dir is None:
+        seed = ("train", "validation", "test").index(split)
+        return tuple(network.random_trees(24 if split == "train" else 8, seed))
+    path = os.path.join(data_dir, ("dev" if split == "validation" else split) + ".txt")
     return tuple(lower_tokens(t) for t in read_ptb_file(path))
-
-
-def vocabulary(data_dir):
-    return network.build_vocabulary(trees(data_dir, "train"))
 
 
 def load_data(data_dir, split, smoke, config):
