@@ -73,6 +73,7 @@ def test_list_of_one_cell_is_that_cell():
     assert ks.layers.Recurrent([cell]).cell is cell
 
 
+@pytest.mark.slow  # ~15 s on JAX (fit, save/load, two mixed policies)
 def test_list_of_cells_layer_contract():
     # Config and JSON round trip, .keras save/load with identical outputs,
     # one fit step, mixed precision.
