@@ -7,9 +7,6 @@ framework (``keras_seqmodels.zoo.framework``), which parses the options
 """
 
 import importlib
-import os
-import subprocess
-import sys
 
 
 def load_recipe(name):
@@ -28,28 +25,13 @@ def load_recipe(name):
     return Recipe.from_module(module)
 
 
-def _legacy(name, action, argv):
-    # Models not yet on the framework keep their script in a source checkout.
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    script = os.path.join(root, "zoo", name, "recipe.py")
-    if not os.path.isfile(script):
-        raise KeyError(f"no recipe for zoo model {name!r} (looked for {script})")
-    # Lines pass through this process's sys.stdout, so callers can capture them.
-    with subprocess.Popen(
-        [sys.executable, script, action, *argv], stdout=subprocess.PIPE, text=True
-    ) as process:
-        for line in process.stdout:
-            sys.stdout.write(line)
-    return process.returncode
-
-
 def _run(action):
     def run(args):
         from keras_seqmodels.zoo import framework
 
         recipe = load_recipe(args.name)
         if recipe is None:
-            return _legacy(args.name, action, args.recipe_args)
+            raise KeyError(f"no recipe for zoo model {args.name!r}: see `seqmodels zoo list`")
         return framework.main(recipe, action, args.recipe_args)
 
     return run

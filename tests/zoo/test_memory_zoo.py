@@ -3,14 +3,15 @@ ntm-copy data and metric (keras_seqmodels.zoo.models.ntm_copy.data) and its
 artifact where registered."""
 
 import contextlib
-import importlib.util
 import io
+import json
 import os
 
 import numpy as np
 import pytest
 
 from keras_seqmodels import zoo
+from keras_seqmodels.zoo.models.babi_memn2n import recipe
 from keras_seqmodels.zoo.models.ntm_copy import data as ntm_data
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -19,14 +20,6 @@ SAMPLE = os.path.join(REPO, "tests", "fixtures", "babi")
 # length-20 sequences of the test below (it makes 0.03: one wrong bit;
 # chance is 80).
 NTM_FLOOR_L20 = 0.25
-
-
-def load_recipe(name):
-    path = os.path.join(REPO, "zoo", name, "recipe.py")
-    spec = importlib.util.spec_from_file_location(f"recipe_{name.replace('-', '_')}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 babi_registered = pytest.mark.skipif(
@@ -40,14 +33,10 @@ def test_babi_memn2n_reproduces_its_recorded_sample_error():
     entry = zoo.info("babi-memn2n")
     assert entry["card"] == "zoo/babi-memn2n/card.md"
     assert len(entry["metrics"]["test_error_percent_per_task"]) == 20
-    recipe = load_recipe("babi-memn2n")
-    import json
-
-    with open(zoo.asset_path("babi-memn2n", "vocab")) as f:
-        vocabulary = json.load(f)["vocabulary"]
     model = zoo.load("babi-memn2n").model
-    error = recipe.sample_error(model, vocabulary, SAMPLE)
-    np.testing.assert_allclose(error, entry["sample_error_percent"], atol=0.01)
+    data = recipe.evaluation_data(SAMPLE, "test", False, {"model": None})
+    error = recipe.evaluate(model, data, {})["mean_error_percent"]
+    np.testing.assert_allclose(error, entry["sample_error_percent"], atol=0.006)
     # Chance over the 176-word vocabulary is ~99% error.
     assert error < 80.0
 
@@ -58,26 +47,24 @@ def test_seqmodels_evaluate_babi_prints_the_mean_error_last():
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["evaluate", "babi-memn2n", "--data-dir", SAMPLE]) == 0
-    last = out.getvalue().strip().splitlines()[-1]
+        assert main(["evaluate", "babi-memn2n", "--data-dir", SAMPLE, "--split", "test"]) == 0
+    last = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert last["split"] == "test" and len(last["error_percent_per_task"]) == 20
     np.testing.assert_allclose(
-        float(last), zoo.info("babi-memn2n")["sample_error_percent"], atol=0.01
+        last["mean_error_percent"], zoo.info("babi-memn2n")["sample_error_percent"], atol=0.006
     )
 
 
 @babi_registered
 def test_babi_memn2n_averages_the_probabilities_of_its_memory_networks():
-    import json
-
     from keras_seqmodels.memory import MemoryNetwork
 
-    recipe = load_recipe("babi-memn2n")
     with open(zoo.asset_path("babi-memn2n", "vocab")) as f:
         vocabulary = json.load(f)["vocabulary"]
     model = zoo.load("babi-memn2n").model
     members = [layer for layer in model.layers if isinstance(layer, MemoryNetwork)]
     assert members and all(m.hops == 3 and m.memory_size == 50 for m in members)
-    stories, queries = recipe.arrays(recipe.load_split(SAMPLE, "test"), vocabulary)[:2]
+    stories, queries = recipe.arrays(SAMPLE, "test", vocabulary)[:2]
     stories, queries = stories[::4], queries[::4]
 
     def softmax(z):
@@ -91,35 +78,37 @@ def test_babi_memn2n_averages_the_probabilities_of_its_memory_networks():
     )
 
 
-def test_babi_assembled_model_is_saved_only_when_its_valid_error_matches(tmp_path):
-    recipe = load_recipe("babi-memn2n")
-    with open(os.path.join(REPO, "zoo", "babi-memn2n", "vocab.json")) as f:
-        import json
+def test_babi_combine_averages_the_member_probabilities_and_keeps_one_member():
+    import keras
 
-        vocabulary = json.load(f)["vocabulary"]
+    config = dict(recipe.CONFIG, data_dir=None, smoke=True, embed_dim=8)
+    keras.utils.set_random_seed(0)
+    models = [recipe.build_model(config) for _ in range(2)]
     rng = np.random.default_rng(0)
-    weights = [
-        rng.normal(0, 0.1, (4, len(vocabulary), 8)).astype("float32"),
-        rng.normal(0, 0.1, (4, 50, 8)).astype("float32"),
-        np.asarray(1.0, "float32"),
-    ]
-    model = recipe.build_ensemble(len(vocabulary), [weights])
-    x = recipe.arrays(recipe.load_split(SAMPLE, "test"), vocabulary)
-    error = float(np.mean(list(recipe.per_task_errors(model, *x).values())))
-    with pytest.raises(RuntimeError, match="differs from the record 0.00%"):
-        recipe.check_and_save(
-            model, x, 0.0, 0.1, str(tmp_path / "bad"), vocabulary, "probe", "the record"
-        )
-    assert not os.path.exists(tmp_path / "bad")
-    mean, _ = recipe.check_and_save(
-        model, x, error, 0.1, str(tmp_path / "ok"), vocabulary, "probe", "the record"
-    )
-    assert mean == pytest.approx(error)
-    assert sorted(os.listdir(tmp_path / "ok")) == ["best.keras", "vocab.json"]
+    for model in models:  # random weights, hop softmax in
+        layer = model.get_layer("memn2n")
+        layer.set_weights([rng.normal(0, 0.3, w.shape).astype("float32") for w in
+                           layer.get_weights()[:2]] + [np.asarray(1.0, "float32")])  # fmt: skip
+    assert recipe.combine(models[:1], config) is models[0]
+    combined = recipe.combine(models, config)
+    stories, queries, _, _ = recipe.arrays(None, "validation", recipe.vocabulary(None))
+
+    def softmax(z):
+        z = np.asarray(z, "float64")
+        z = np.exp(z - z.max(axis=-1, keepdims=True))
+        return z / z.sum(axis=-1, keepdims=True)
+
+    expected = np.mean([softmax(m.predict([stories, queries], verbose=0)) for m in models], 0)
+    got = softmax(combined.predict([stories, queries], verbose=0))
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    assert not np.allclose(expected, softmax(models[0].predict([stories, queries], verbose=0)))
 
 
-def test_babi_greedy_selection_adds_the_member_that_fixes_the_errors():
-    recipe = load_recipe("babi-memn2n")
+def test_babi_greedy_selection_adds_the_member_that_fixes_the_errors(capsys):
+    import types
+
+    from keras_seqmodels.zoo.framework import ensemble
+
     answers = np.array([0, 0, 0, 0, 1, 1, 1, 1])
     tasks = np.array([1, 1, 1, 1, 2, 2, 2, 2])
 
@@ -140,12 +129,30 @@ def test_babi_greedy_selection_adds_the_member_that_fixes_the_errors():
             member([4, 5]),  # a copy of the best
         ]
     )
-    chosen, history = recipe.greedy_selection(candidates, answers, tasks, max_members=4)
-    assert chosen[:2] == [1, 2]
-    assert [round(e, 6) for e, _ in history[:2]] == [25.0, 0.0]
-    assert 0 not in chosen  # the prefix of lowest error is kept
-    mean = candidates[chosen].mean(0)
-    assert recipe.task_mean_error(mean.argmax(-1), answers, tasks) == 0.0
+
+    class Mean:  # a "model" whose predictions are the members' mean probabilities
+        def __init__(self, probs):
+            self.probs = probs
+
+        def predict(self, inputs, **kwargs):
+            return np.log(self.probs)
+
+    # The recipe's own evaluate, on averaged probabilities instead of networks.
+    babi = types.SimpleNamespace(
+        name="babi-memn2n",
+        monitor=recipe.MONITOR,
+        combine=lambda models, config: Mean(np.mean([m.probs for m in models], 0)),
+        evaluate=recipe.evaluate,
+    )
+    data = (None, None, answers, tasks)
+    members = [Mean(c) for c in candidates]
+    chosen, metrics = ensemble.select(babi, members, data, {}, size=4)
+    steps = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [s["ensemble"] for s in steps[:4]] == [[0], [1], [2], [3]]
+    assert [s["mean_error_percent"] for s in steps[:4]] == [100.0, 25.0, 37.5, 25.0]
+    # Four steps are taken; the prefix of lowest error is kept.
+    assert len(steps) == 4 + 3 + 2 + 1
+    assert chosen == [1, 2] and metrics["mean_error_percent"] == 0.0
 
 
 class _Oracle:

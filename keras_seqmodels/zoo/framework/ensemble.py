@@ -3,10 +3,10 @@
 ``seqmodels train NAME --seeds 1,2,3 --ensemble K``: after every run, the
 packaged model of each run is a candidate; starting from none, the candidate
 whose addition gives the best validation metric of ``recipe.combine(chosen)``
-is added, until ``K`` members or no candidate improves it (Caruana et al.
-2004, "Ensemble selection from libraries of models", without replacement).
-The assembled model is measured again on validation and saved as
-``<work-dir>/<name>.keras``.
+is added, for ``K`` steps; the prefix of that path with the best metric is
+kept (Caruana et al. 2004, "Ensemble selection from libraries of models",
+without replacement). The assembled model is measured again on validation
+and saved as ``<work-dir>/<name>.keras``.
 """
 
 import json
@@ -24,11 +24,13 @@ def metric_key(recipe):
 
 def select(recipe, candidates, data, config, size):
     """``(chosen indices, metrics)`` of the greedy selection of at most
-    ``size`` of ``candidates`` (models) on ``data`` (validation)."""
+    ``size`` of ``candidates`` (models) on ``data`` (validation): ``size``
+    steps (or until none is left), then the prefix of the path with the best
+    metric (the shortest among equals)."""
     key = metric_key(recipe)
     sign = 1 if recipe.monitor[1] == "min" else -1
-    chosen, best, best_metrics = [], None, None
-    while len(chosen) < size:
+    chosen, path = [], []
+    while len(chosen) < min(size, len(candidates)):
         trials = []
         for i in range(len(candidates)):
             if i in chosen:
@@ -42,13 +44,11 @@ def select(recipe, candidates, data, config, size):
                 )
             print(json.dumps({"ensemble": chosen + [i], key: metrics[key]}), flush=True)
             trials.append((sign * metrics[key], i, metrics))
-        if not trials:
-            break
         value, i, metrics = min(trials, key=lambda t: t[0])
-        if best is not None and value >= best:
-            break
-        chosen, best, best_metrics = chosen + [i], value, metrics
-    return chosen, best_metrics
+        chosen.append(i)
+        path.append((value, metrics))
+    best = min(range(len(path)), key=lambda k: path[k][0])
+    return chosen[: best + 1], path[best][1]
 
 
 def assemble(recipe, args, runs, data_dir):

@@ -1,0 +1,257 @@
+"""babi-memn2n: a 3-hop end-to-end memory network on bAbI (en, 1k), the 20
+tasks trained jointly (Sukhbaatar et al. 2015, "PE LS RN joint").
+
+d = 50, adjacent weight tying, position and temporal encoding, the last 50
+statements in memory; random noise (10% empty memories inserted, drawn again
+each epoch: the data hook); linear start (hop softmax removed until the
+validation loss stops improving for ``ls_patience`` epochs, at most
+``ls_max_epochs``: a callback); SGD, batch 32, summed loss, rate halved every
+``anneal_every`` epochs, gradients clipped to norm 40 per 32 examples. The
+validation split (10% of each task's training questions, NumPy seed 0)
+selects the epoch by the mean error over the 20 tasks, once the softmax is
+in. Many seeds and their ensemble (answer probabilities averaged,
+``ProbabilityAverage``; members chosen greedily on validation):
+
+    seqmodels train babi-memn2n --seeds 1,2,3,4,5,6,7,8 --ensemble 5
+    seqmodels evaluate babi-memn2n --split test
+"""
+
+import functools
+import json
+import os
+
+import numpy as np
+
+CONFIG = {
+    "epochs": 80,
+    "batch_size": 32,
+    "seed": 1,
+    "embed_dim": 50,
+    "hops": 3,
+    "learning_rate": 0.01,
+    "anneal_every": 15,  # epochs after linear start
+    "noise": 0.1,  # fraction of empty memories inserted
+    "ls_patience": 3,
+    "ls_max_epochs": 20,
+}
+TASK = "bAbI QA (en, 1k), 20 tasks jointly trained: a story and a question in, a one-word answer"
+DATA = "bAbI v1.2 en 1k; valid = 10% of each task's train (seed 0); test: the 20 test files"
+MONITOR = ("val_mean_error_percent", "min")
+DATA_SUBDIR = "babi"
+MEMORY_SIZE, SENTENCE_LENGTH, QUERY_LENGTH = 50, 11, 11
+NOT_SELECTABLE = 100.0  # the monitored error during linear start
+
+
+def _smoke_tasks(split):
+    """Two tiny generated tasks ("where is X?" after moves), 12 questions each."""
+    rng = np.random.default_rng(("train", "validation", "test").index(split))
+    people, places = ["mary", "john"], ["kitchen", "garden", "office"]
+    tasks = []
+    for _ in range(2):
+        examples = []
+        for _ in range(12):
+            story = [[p, "went", "to", "the", rng.choice(places)] for p in rng.permutation(people)]
+            who = story[int(rng.integers(0, 2))]
+            examples.append((story, ["where", "is", who[0]], who[-1]))
+        tasks.append(examples)
+    return tasks
+
+
+@functools.lru_cache(maxsize=4)
+def split_tasks(data_dir, split):
+    """Per-task example lists; ``validation`` is 10% of each task's train."""
+    from keras_seqmodels.data import babi
+
+    if data_dir is None:
+        return _smoke_tasks(split)
+    folder = os.path.join(data_dir, "en")
+    folder = folder if os.path.isdir(folder) else data_dir  # the files themselves
+    if split == "test":
+        return [babi.read_babi(f) for f in babi.task_files(folder, "test")]
+    rng = np.random.default_rng(0)
+    out = []
+    for examples in (babi.read_babi(f) for f in babi.task_files(folder, "train")):
+        order = rng.permutation(len(examples))
+        held = set(order[: int(round(0.1 * len(examples)))].tolist())
+        out.append([e for i, e in enumerate(examples) if (i in held) == (split == "validation")])
+    return out
+
+
+def vocabulary(data_dir):
+    """Words of the train and validation questions (the shipped ``vocab``)."""
+    from keras_seqmodels.data import babi
+
+    held = split_tasks(data_dir, "train") + split_tasks(data_dir, "validation")
+    return babi.build_vocabulary([e for task in held for e in task])
+
+
+def arrays(data_dir, split, words):
+    """``(stories, queries, answers, tasks)``."""
+    from keras_seqmodels.data import babi
+
+    per_task = split_tasks(data_dir, split)
+    flat = [e for examples in per_task for e in examples]
+    tasks = np.concatenate([np.full(len(ex), t + 1) for t, ex in enumerate(per_task)])
+    stories, queries, answers = babi.vectorize(
+        flat, words, MEMORY_SIZE, SENTENCE_LENGTH, QUERY_LENGTH
+    )
+    return stories, queries, answers, tasks
+
+
+def load_data(data_dir, split, smoke, config):
+    """Train: batches with new empty memories and order each epoch;
+    validation: arrays (``fit`` gives ``val_loss``)."""
+    import keras
+
+    from keras_seqmodels.data import babi
+
+    stories, queries, answers, _ = arrays(data_dir, split, vocabulary(data_dir))
+    if split != "train":
+        return (stories, queries), answers
+    rng = np.random.default_rng(config["seed"])
+    size = config["batch_size"]
+
+    class NoisyStories(keras.utils.PyDataset):
+        def __init__(self):
+            super().__init__()
+            self.on_epoch_end()
+
+        def __len__(self):
+            return -(-len(answers) // size)
+
+        def on_epoch_end(self):
+            self.order = rng.permutation(len(answers))
+            self.noisy = babi.insert_empty_memories(stories, config["noise"], rng)
+
+        def __getitem__(self, i):
+            rows = self.order[i * size : (i + 1) * size]
+            return (self.noisy[rows], queries[rows]), answers[rows]
+
+    return NoisyStories()
+
+
+def build_model(config):
+    """``[stories, queries]`` ids -> answer logits; linear start on."""
+    import keras
+
+    from keras_seqmodels.memory import MemoryNetwork
+
+    stories = keras.Input((None, SENTENCE_LENGTH), dtype="int32", name="stories")
+    queries = keras.Input((QUERY_LENGTH,), dtype="int32", name="queries")
+    layer = MemoryNetwork(len(vocabulary(config["data_dir"])), config["embed_dim"], MEMORY_SIZE,
+                          hops=config["hops"], linear_start=True, name="memn2n")  # fmt: skip
+    return keras.Model([stories, queries], layer([stories, queries]), name="babi-memn2n")
+
+
+def compile_options(config):
+    import keras
+
+    return dict(
+        # The paper clips the summed gradient of 32 examples at norm 40.
+        optimizer=keras.optimizers.SGD(
+            config["learning_rate"], global_clipnorm=40.0 * config["batch_size"] / 32
+        ),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum"),
+        metrics=["accuracy"],
+    )
+
+
+def callbacks(config, work_dir, train):
+    """Linear start, then the rate halved every ``anneal_every`` epochs;
+    the validation mean task error (``NOT_SELECTABLE`` before the softmax)."""
+    import keras
+
+    valid = arrays(config["data_dir"], "validation", vocabulary(config["data_dir"]))
+
+    class Schedule(keras.callbacks.Callback):
+        best, wait, start = np.inf, 0, None
+
+        def on_epoch_begin(self, epoch, logs=None):
+            after = 0 if self.start is None else epoch - self.start
+            rate = config["learning_rate"] * 0.5 ** (after // config["anneal_every"])
+            self.model.optimizer.learning_rate.assign(rate)
+
+        def on_epoch_end(self, epoch, logs=None):
+            layer = self.model.get_layer("memn2n")
+            if float(keras.ops.convert_to_numpy(layer.attention_softmax)) != 1.0:
+                loss = logs["val_loss"]
+                self.wait = 0 if loss < self.best else self.wait + 1
+                self.best = min(self.best, loss)
+                if self.wait >= config["ls_patience"] or epoch + 1 >= config["ls_max_epochs"]:
+                    layer.enable_softmax()
+            if float(keras.ops.convert_to_numpy(layer.attention_softmax)) != 1.0:
+                logs["val_mean_error_percent"] = NOT_SELECTABLE
+                return
+            self.start = epoch + 1 if self.start is None else self.start
+            logs["val_mean_error_percent"] = mean_error(self.model, valid)
+
+    return [Schedule()]
+
+
+def package(model, config):
+    """The selected model, with ``vocab.json`` written beside the artifact."""
+    path = os.path.join(config["work_dir"], "vocab.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"vocabulary": vocabulary(config["data_dir"])}, f)
+    return model
+
+
+def combine(models, config):
+    """One model whose output is the logits of the members' mean answer
+    probability (``ProbabilityAverage``); each member keeps its own
+    ``MemoryNetwork`` (``memn2n_0``, ...)."""
+    import keras
+
+    from keras_seqmodels.layers import ProbabilityAverage
+    from keras_seqmodels.memory import MemoryNetwork
+
+    if len(models) == 1:
+        return models[0]
+    stories = keras.Input((None, SENTENCE_LENGTH), dtype="int32", name="stories")
+    queries = keras.Input((QUERY_LENGTH,), dtype="int32", name="queries")
+    logits = []
+    for k, model in enumerate(models):
+        source = model.get_layer("memn2n")
+        layer = MemoryNetwork(source.vocab_size, source.embed_dim, MEMORY_SIZE,
+                              hops=source.hops, name=f"memn2n_{k}")  # fmt: skip
+        logits.append(layer([stories, queries]))
+        layer.set_weights(source.get_weights())
+    average = ProbabilityAverage(name="average")([*logits])
+    return keras.Model([stories, queries], average, name="babi-memn2n")
+
+
+def task_errors(model, data):
+    """Error (%) per task of ``(stories, queries, answers, tasks)``."""
+    stories, queries, answers, tasks = data
+    logits = model.predict([stories, queries], batch_size=500, verbose=0)
+    wrong = np.argmax(logits, axis=-1) != answers
+    return {int(t): 100.0 * float(wrong[tasks == t].mean()) for t in np.unique(tasks)}
+
+
+def mean_error(model, data):
+    return float(np.mean(list(task_errors(model, data).values())))
+
+
+def evaluation_data(data_dir, split, smoke, config):
+    """Arrays of ``split`` with the vocabulary of the evaluated model (the
+    zoo asset, ``vocab.json`` beside ``--model``, or the data's)."""
+    if smoke:
+        return arrays(data_dir, split, vocabulary(data_dir))
+    if config.get("model"):
+        with open(os.path.join(os.path.dirname(config["model"]), "vocab.json"), "rb") as f:
+            text = f.read()
+    else:
+        from keras_seqmodels.zoo import api
+
+        text = api.read_asset("babi-memn2n", "vocab")
+    return arrays(data_dir, split, json.loads(text)["vocabulary"])
+
+
+def evaluate(model, data, config):
+    """Mean error over the tasks (%), failed tasks (> 5%), error per task."""
+    errors = task_errors(model, data)
+    return {
+        "mean_error_percent": round(float(np.mean(list(errors.values()))), 2),
+        "failed_tasks_over_5_percent": int(sum(e > 5.0 for e in errors.values())),
+        "error_percent_per_task": {str(k): round(v, 2) for k, v in errors.items()},
+    }
