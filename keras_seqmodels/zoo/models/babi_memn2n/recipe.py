@@ -162,9 +162,19 @@ def callbacks(config, work_dir, train):
     import keras
 
     valid = arrays(config["data_dir"], "validation", vocabulary(config["data_dir"]))
+    # The epoch the softmax came in, kept for a resumed run's schedule.
+    record = os.path.join(work_dir, "softmax_epoch.json")
+    start = None
+    if os.path.isfile(record):
+        with open(record, encoding="utf-8") as f:
+            start = json.load(f)
 
     class Schedule(keras.callbacks.Callback):
-        best, wait, start = np.inf, 0, None
+        best, wait = np.inf, 0
+
+        def __init__(self):
+            super().__init__()
+            self.start = start
 
         def on_epoch_begin(self, epoch, logs=None):
             after = 0 if self.start is None else epoch - self.start
@@ -182,7 +192,10 @@ def callbacks(config, work_dir, train):
             if float(keras.ops.convert_to_numpy(layer.attention_softmax)) != 1.0:
                 logs["val_mean_error_percent"] = NOT_SELECTABLE
                 return
-            self.start = epoch + 1 if self.start is None else self.start
+            if self.start is None:
+                self.start = epoch + 1
+                with open(record, "w", encoding="utf-8") as f:
+                    json.dump(self.start, f)
             logs["val_mean_error_percent"] = mean_error(self.model, valid)
 
     return [Schedule()]
