@@ -69,6 +69,14 @@ def load_data(data_dir, split, smoke, config):
 
 
 def build_model(config):
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        raise ValueError(
+            "sst-treelstm: the model takes token strings (StringLookup inside) and the "
+            "tree batcher is tf.data, so it trains on the TensorFlow backend only. "
+            f"Received: KERAS_BACKEND={keras.backend.backend()!r}"
+        )
     return network.build_model(
         vocabulary(config["data_dir"]), config["embed_dim"], config["units"], config["dropout"]
     )

@@ -84,8 +84,16 @@ def vectorizer(data_dir):
 
 
 def id_arrays(config, split):
+    import keras
+
     from keras_seqmodels.data.tfds_builders import UPOS_TAGS
 
+    if keras.backend.backend() != "tensorflow":
+        raise ValueError(
+            "ud-ewt-upos: the sentences are turned into ids by the model's own "
+            "SentenceVectorizer, which takes strings on the TensorFlow backend only. "
+            f"Received: KERAS_BACKEND={keras.backend.backend()!r}"
+        )
     data_dir = config["data_dir"]
     return network.to_arrays(sentences(data_dir, split), vectorizer(data_dir), UPOS_TAGS)
 
