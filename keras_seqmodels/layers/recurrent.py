@@ -63,9 +63,11 @@ class Recurrent(keras.layers.Layer):
             the next (fixed batch size; call ``reset_states()`` between
             streams).
         unroll: unroll the time loop (short sequences only).
-        precompute_inputs: hoist the input projection out of the loop for
-            cells that support it. Default False: measured on CPU with both
-            the TensorFlow and the JAX backend (XLA), the hoisted product plus
+        precompute_inputs: in the generic loop, hoist the input projection
+            out of the loop for cells that support it (the fused loop keeps
+            it inside and computes its gradients as single products).
+            Default False: measured on CPU with both the TensorFlow and the
+            JAX backend (XLA), the hoisted product plus
             the wider loop input cost more than the in-loop product (see
             BENCHMARKS.md); set True where it wins (e.g. long sequences on
             an accelerator).
