@@ -38,7 +38,9 @@ class Recurrent(keras.layers.Layer):
       It is used automatically and gives the generic loop's results (masks
       with holes, initial states and their gradients, ``go_backwards``,
       ``return_state``, input dropout, mixed precision, ``stateful``, XLA).
-      It is not used, and the generic loop runs instead, for other cells,
+      In inference (``training=False``) only the reset-before ``GRUCell``
+      runs it, the one cell whose fused forward measured faster than the
+      generic loop. It is not used, and the generic loop runs instead, for other cells,
       other activations, subclasses of these cells, ``unroll=True``,
       recurrent dropout while training, the PyTorch backend, or
       ``fused=False``.
@@ -432,6 +434,10 @@ class Recurrent(keras.layers.Layer):
         kind = fused_rnn.fused_kind(self.cell)
         if kind is not None and training and getattr(self.cell, "recurrent_dropout", 0) > 0:
             return None
+        if not training and kind not in self._fused_inference_kinds:
+            # Inference: the fused forward measured no faster than the
+            # generic loop except for the reset-before GRU (BENCHMARKS.md).
+            return None
         return kind
 
     def _call_fused(self, kind, sequences, initial_state, mask, training):
@@ -489,6 +495,7 @@ class Recurrent(keras.layers.Layer):
     _fused_unroll = 1
     _fused_hoist = False
     _fused_always_differentiable = False
+    _fused_inference_kinds = ("gru",)
 
     def _no_steps(self, sequences, loop_states, time_major):
         """What the loop returns for zero steps: zero outputs, same states."""

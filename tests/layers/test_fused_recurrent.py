@@ -140,8 +140,8 @@ def test_fused_equals_generic_outputs_states_and_gradients(key, return_sequences
     rng = np.random.default_rng(1)
     x = rng.standard_normal((4, 7, 3))
     fused, generic = make_pair(key, x.shape, return_sequences=return_sequences, return_state=True)
-    assert fused._fused_kind(False) == KIND.get(key, key)
-    assert generic._fused_kind(False) is None
+    assert fused._fused_kind(True) == KIND.get(key, key)
+    assert generic._fused_kind(True) is None
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), None)
 
 
@@ -191,26 +191,38 @@ def test_projection_hoisted_before_the_loop_equals_generic(key, monkeypatch):
 
 
 def test_inference_mode_gradients_equal_generic():
+    # The reset-before GRU is the cell whose fused forward also runs in
+    # inference; its automatic gradients there must equal the generic loop's.
     rng = np.random.default_rng(10)
     x = rng.standard_normal((4, 7, 3))
-    fused, generic = make_pair("lstm", x.shape, return_sequences=True, return_state=True)
-    assert_pair_equal(fused, generic, x, random_states("lstm", 4, rng), MASK, training=False)
+    fused, generic = make_pair("gru", x.shape, return_sequences=True, return_state=True)
+    assert fused._fused_kind(False) == "gru"
+    assert_pair_equal(fused, generic, x, random_states("gru", 4, rng), MASK, training=False)
+
+
+@pytest.mark.parametrize("key", ["elman", "lstm", "gru_after", "gated"])
+def test_inference_runs_the_generic_loop_except_reset_before_gru(key):
+    fused, _ = make_pair(key, (2, 3, 3))
+    assert fused._fused_kind(True) == KIND.get(key, key)
+    assert fused._fused_kind(False) is None
 
 
 def test_recurrent_dropout_while_training_falls_back_to_the_generic_loop():
     layer = ks.layers.Recurrent(ks.cells.LSTMCell(3, recurrent_dropout=0.5))
     assert layer._fused_kind(True) is None
-    assert layer._fused_kind(False) == "lstm"
+    gru = ks.layers.Recurrent(ks.cells.GRUCell(3, reset_after=False, recurrent_dropout=0.5))
+    assert gru._fused_kind(True) is None
+    assert gru._fused_kind(False) == "gru"
 
 
 def test_other_cells_and_activations_fall_back():
-    assert ks.layers.Recurrent(ks.cells.ElmanCell(3, activation="relu"))._fused_kind(False) is None
-    assert ks.layers.Recurrent(ks.cells.ElmanCell(3), unroll=True)._fused_kind(False) is None
+    assert ks.layers.Recurrent(ks.cells.ElmanCell(3, activation="relu"))._fused_kind(True) is None
+    assert ks.layers.Recurrent(ks.cells.ElmanCell(3), unroll=True)._fused_kind(True) is None
 
     class MyLSTM(ks.cells.LSTMCell):
         pass
 
-    assert ks.layers.Recurrent(MyLSTM(3))._fused_kind(False) is None
+    assert ks.layers.Recurrent(MyLSTM(3))._fused_kind(True) is None
 
 
 @pytest.mark.parametrize("key", ["lstm", "gru_after"])
@@ -218,8 +230,11 @@ def test_fused_stateful_carry_equals_generic(key):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 8, 3))
     fused, generic = make_pair(key, x.shape, return_sequences=True, stateful=True)
+    assert fused._fused_kind(True) is not None
     for chunk in (x[:, :5], x[:, 5:]):
-        np.testing.assert_allclose(np_(fused(chunk)), np_(generic(chunk)), atol=1e-9)
+        np.testing.assert_allclose(
+            np_(fused(chunk, training=True)), np_(generic(chunk, training=True)), atol=1e-9
+        )
     for a, b in zip(fused.states, generic.states):
         np.testing.assert_allclose(np_(a.value), np_(b.value), atol=1e-9)
 
@@ -236,7 +251,7 @@ def test_fused_mixed_precision_close_to_generic(policy):
         layer.build(x.shape)
         layers.append(layer)
     layers[1].set_weights(layers[0].get_weights())
-    a, b = (np_(layer(x, mask=MASK)) for layer in layers)
+    a, b = (np_(layer(x, mask=MASK, training=True)) for layer in layers)
     assert a.dtype == b.dtype and a.dtype != np.float32
     tol = 2e-2 if policy == "mixed_bfloat16" else 3e-3
     np.testing.assert_allclose(a.astype("float32"), b.astype("float32"), atol=tol)
@@ -270,6 +285,6 @@ def test_old_config_without_fused_key_loads_with_the_fused_path():
     assert config["fused"] is True
     del config["fused"]
     restored = ks.layers.Recurrent.from_config(config)
-    assert restored.fused and restored._fused_kind(False) == "lstm"
+    assert restored.fused and restored._fused_kind(True) == "lstm"
     generic = ks.layers.Recurrent.from_config({**config, "fused": False})
-    assert generic._fused_kind(False) is None
+    assert generic._fused_kind(True) is None
