@@ -36,7 +36,7 @@ CONFIG = {
     "lr_decay": 0.9,  # per epoch
 }
 TASK = (
-    "UPOS tagging of whitespace-tokenised English sentences "
+    "UPOS tagging of English text (UD-style tokenizer: punctuation and clitics split) "
     "(BiLSTM + char-LSTM taggers: CRF and softmax cores, mean sequence score)"
 )
 DATA = (
