@@ -79,7 +79,9 @@ def list_table(entries, width=MAX_WIDTH):
     lines = []
     for row in rows:
         task = textwrap.wrap(row[2], task_w, break_on_hyphens=False) or [""]
-        metrics = textwrap.wrap(row[3], metrics_w, break_on_hyphens=False) or [""]
+        metrics = textwrap.wrap(
+            row[3], metrics_w, break_on_hyphens=False, break_long_words=False
+        ) or [""]
         for k in range(max(len(task), len(metrics))):
             cells = (row[0] if k == 0 else "", row[1] if k == 0 else "",
                      task[k] if k < len(task) else "", metrics[k] if k < len(metrics) else "")

@@ -62,7 +62,10 @@ def test_light_commands_start_fast(argv):
     assert extra_wall < 1.0, f"seqmodels {' '.join(argv)}: {extra_wall:.2f} s beyond python"
 
 
-def test_zoo_list_fits_100_columns():
+def test_zoo_list_fits_100_columns(monkeypatch):
+    # The table follows the terminal's width up to 100 columns; pin it, as a
+    # test runner's terminal (or its absence) varies.
+    monkeypatch.setenv("COLUMNS", "100")
     code, out, err = run_cli(["zoo", "list"])
     assert code == 0, err
     lines = out.splitlines()

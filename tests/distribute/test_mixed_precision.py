@@ -32,7 +32,9 @@ PREPROCESSING = {
     "TagLookup": lambda: ks.layers.TagLookup(["NOUN", "VERB"]),
 }
 # Models that only wrap covered layers with string inputs and outputs.
-COVERED_BY = {"Translator": "EncoderDecoder"}
+# CRFTagger is a keras.Model around a user's potentials model and the CRF
+# layer, whose float computation the "CRF" example covers.
+COVERED_BY = {"Translator": "EncoderDecoder", "CRFTagger": "CRF"}
 CELL_ARGS = {"OutputFeedbackCell": dict(units=4, output_units=1)}
 
 
@@ -175,6 +177,12 @@ def _stacked_cells():
     return [floats(2, 5, 3)], lambda t: layer(t[0]), [cells, layer]
 
 
+def _echo_state_generator():
+    cell = ks.cells.EchoStateGenerator(ks.cells.EchoStateCell(4, feedback_size=1))
+    layer = ks.layers.Recurrent(cell, return_sequences=True)
+    return [floats(2, 5, 3)], lambda t: layer(t[0]), [cell, layer]
+
+
 def _cell(cls):
     def make():
         cell = cls(**CELL_ARGS.get(cls.__name__, dict(units=4)))
@@ -199,6 +207,7 @@ LAYER_EXAMPLES = {
     "NTM": _ntm,
     "ProbabilityAverage": _probability_average,
     "StackedCells": _stacked_cells,
+    "EchoStateGenerator": _echo_state_generator,
     "RecurrentEncoder": _recurrent_encoder,
     "AttentionDecoder": _attention_decoder,
     "EncoderDecoder": _encoder_decoder,

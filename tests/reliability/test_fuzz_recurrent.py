@@ -72,6 +72,9 @@ def make_cell(key, units, dtype):
     if name == "StackedCells":  # a list of cells, not `units`: two of width `units`
         cells = [ks.cells.GRUCell(units, dtype=dtype), ks.cells.LSTMCell(units, dtype=dtype)]
         return ks.cells.StackedCells(cells, dtype=dtype)
+    if name == "EchoStateGenerator":  # a reservoir with output feedback, run closed loop
+        reservoir = ks.cells.EchoStateCell(units, feedback_size=1, dtype=dtype)
+        return ks.cells.EchoStateGenerator(reservoir, dtype=dtype)
     kwargs = dict(REFERENCE_CELLS.get(key, {}), **EXTRA_ARGS.get(name, {}))
     return getattr(ks.cells, name)(units, dtype=dtype, **kwargs)
 
