@@ -253,7 +253,8 @@ def plot_attention(weights, source, target, path, title=None,
         )
     fig = Figure(figsize=(0.5 * len(source) + 2, 0.4 * len(target) + 2))
     ax = fig.subplots()
-    ax.imshow(weights, cmap="Greys", vmin=0, vmax=1)
+    image = ax.imshow(weights, cmap="Greys", vmin=0, vmax=1)
+    fig.colorbar(image, ax=ax, label="attention weight", fraction=0.046, pad=0.04)
     ax.set_xticks(range(len(source)), source, rotation=60, ha="right")
     ax.set_yticks(range(len(target)), target)
     ax.set_xlabel(source_label)
@@ -435,11 +436,12 @@ def plot_ntm_weightings(reads, writes, path, title=None):
     fig = Figure(figsize=(4 * len(panels), 3.6))
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True, squeeze=False)).ravel()
     for ax, (name, w) in zip(axes, panels):
-        ax.imshow(w.T, aspect="auto", cmap="gray_r", origin="lower", vmin=0, vmax=1,
-                  interpolation="nearest")
+        image = ax.imshow(w.T, aspect="auto", cmap="gray_r", origin="lower", vmin=0, vmax=1,
+                          interpolation="nearest")
         ax.set_title(name)
         ax.set_xlabel("time step")
     axes[0].set_ylabel("memory slot")
+    fig.colorbar(image, ax=axes[-1], label="weight")
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()

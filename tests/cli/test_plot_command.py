@@ -201,3 +201,23 @@ def test_plot_attention_of_the_shipped_translator(tmp_path):
     translation = stdout.splitlines()[0]
     assert "Fahrrad" in translation
     assert_png(out, min_width=400, min_height=300)
+
+
+def test_attention_and_ntm_plots_have_a_colour_bar(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    labels = []
+    original = Figure.colorbar
+
+    def recording(self, mappable, *args, **kwargs):
+        labels.append(kwargs.get("label"))
+        return original(self, mappable, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "colorbar", recording)
+    weights = np.full((2, 3), 1 / 3)
+    path = plotting.plot_attention(weights, ["a", "b", "c"], ["x", "y"], str(tmp_path / "a.png"))
+    assert png_size(path)[0] > 0
+    w = np.eye(4)  # (time, slots)
+    path = plotting.plot_ntm_weightings(w, w, str(tmp_path / "n.png"))
+    assert png_size(path)[0] > 0
+    assert labels == ["attention weight", "weight"]
