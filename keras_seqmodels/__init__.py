@@ -14,10 +14,9 @@ finds the package's layers, as before.
 """
 
 import importlib as _importlib
-import importlib.abc as _importlib_abc
 import sys as _sys
-import threading as _threading
 
+from keras_seqmodels import _import_hooks
 from keras_seqmodels.version import __version__
 
 # The sub-packages that define Keras classes or need Keras, in an order in
@@ -68,54 +67,17 @@ def _register_all(finished=None):
         raise
 
 
-class _CallAfterExec(_importlib_abc.Loader):
-    """Runs a module's own loader, then ``_register_all``; everything else is
-    the wrapped loader's."""
-
-    def __init__(self, loader):
-        self._loader = loader
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        _register_all(finished=module)
-
-
-class _RegistrationFinder(_importlib_abc.MetaPathFinder):
-    """Watches the import of Keras, its frameworks and this package's modules."""
-
-    def __init__(self):
-        # Set while this thread asks the other finders (one that wraps loaders
-        # too may ask this one again); per thread, as imports can be concurrent.
-        self._searching = _threading.local()
-
-    def find_spec(self, fullname, path, target=None):
-        if _registered or not _watched(fullname) or getattr(self._searching, "on", False):
-            return None
-        self._searching.on = True
-        try:
-            for finder in _sys.meta_path:
-                if finder is self or not hasattr(finder, "find_spec"):
-                    continue
-                spec = finder.find_spec(fullname, path, target)
-                if spec is not None:
-                    if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                        spec.loader = _CallAfterExec(spec.loader)
-                    return spec
-            return None
-        finally:
-            self._searching.on = False
+def _execute_then_register(exec_module, module):
+    exec_module(module)
+    _register_all(finished=module)
 
 
 if "keras" in _sys.modules:
     _register_all()
-if not _registered and not any(isinstance(f, _RegistrationFinder) for f in _sys.meta_path):
-    _sys.meta_path.insert(0, _RegistrationFinder())
+if not _registered:
+    _import_hooks.install(
+        "register", lambda name: not _registered and _watched(name), _execute_then_register
+    )
 
 
 def __getattr__(name):

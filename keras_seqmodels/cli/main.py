@@ -15,11 +15,11 @@ unreadable input, a missing optional package) and 1 for anything else;
 
 import argparse
 import importlib
-import importlib.abc
 import os
 import sys
-import threading
 import traceback
+
+from keras_seqmodels import _import_hooks
 
 COMMAND_MODULES = [
     "keras_seqmodels.cli.zoo_commands",
@@ -76,73 +76,38 @@ def build_parser():
     return parser
 
 
-class _QuietLoader(importlib.abc.Loader):
+_FRAMEWORKS = ("keras", "tensorflow", "jax")
+
+
+def _execute_quietly(exec_module, module):
     """Runs a framework's loader with file descriptor 2 pointing to /dev/null."""
-
-    def __init__(self, loader):
-        self._loader = loader
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
+    saved = None
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    except (OSError, ValueError):
         saved = None
-        try:
-            sys.stderr.flush()
-            saved = os.dup(2)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 2)
-            os.close(devnull)
-        except (OSError, ValueError):
-            saved = None
-        try:
-            self._loader.exec_module(module)
-        finally:
-            if saved is not None:
-                os.dup2(saved, 2)
-                os.close(saved)
-
-
-class _QuietFrameworkImport(importlib.abc.MetaPathFinder):
-    """Hides TensorFlow's native start-up log when a command first imports
-    Keras, TensorFlow or JAX: TensorFlow and XLA write absl lines on file
-    descriptor 2 while loading, before any log level is read. Commands import
-    them only when they run a model, so a usage error is reported at once."""
-
-    FRAMEWORKS = ("keras", "tensorflow", "jax")
-
-    def __init__(self):
-        self._searching = threading.local()  # the other finders may ask this one again
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname not in self.FRAMEWORKS or fullname in sys.modules:
-            return None
-        if getattr(self._searching, "on", False):
-            return None
-        self._searching.on = True
-        try:
-            for finder in sys.meta_path:
-                if finder is self or not hasattr(finder, "find_spec"):
-                    continue
-                spec = finder.find_spec(fullname, path, target)
-                if spec is not None:
-                    if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                        spec.loader = _QuietLoader(spec.loader)
-                    return spec
-            return None
-        finally:
-            self._searching.on = False
+    try:
+        exec_module(module)
+    finally:
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def quiet_framework_imports():
     """Import Keras, TensorFlow and JAX, when a command first needs them,
-    without their native start-up lines on standard error."""
+    without their native start-up lines on standard error: TensorFlow and XLA
+    write absl lines on file descriptor 2 while loading, before any log level
+    is read. Commands import them only when they run a model, so a usage
+    error is reported at once."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    if not any(isinstance(f, _QuietFrameworkImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _QuietFrameworkImport())
+    _import_hooks.install(
+        "quiet", lambda name: name in _FRAMEWORKS and name not in sys.modules, _execute_quietly
+    )
 
 
 def _inputs(args):
