@@ -40,11 +40,11 @@ def _metric(key, value):
 
 
 def metrics_text(entry):
-    """The entry's test metrics (per-task tables stay in the card)."""
+    """The entry's test metrics (per-task tables and example counts stay in the card)."""
     return "; ".join(
         _metric(k, v)
         for k, v in entry.get("metrics", {}).items()
-        if not isinstance(v, dict)
+        if not isinstance(v, dict) and not k.endswith("examples")
     )
 
 
