@@ -8,8 +8,9 @@ files answer at once; the frameworks' native start-up log is hidden.
 
 Every failure ends the same way: one line ``seqmodels COMMAND: error: ...`` on
 standard error (what failed, on what input, what to do) and a non-zero exit
-status, 2 for a usage mistake (bad option, missing file, unknown model,
-unreadable input, a missing optional package) and 1 for anything else;
+status, 2 for a usage mistake (bad option, missing file, an output folder that
+is not empty, unknown model, unreadable input, a missing optional package) and 1
+for anything else;
 ``--debug`` adds the traceback.
 """
 
@@ -136,7 +137,7 @@ def describe_error(err, args=None):
         return 2, _first_line(err)
     if isinstance(err, KeyError):  # the zoo's unknown-model error
         return 2, _first_line(err.args[0] if err.args else err)
-    if isinstance(err, (FileNotFoundError, NotADirectoryError, IsADirectoryError)):
+    if isinstance(err, (FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError)):
         if err.filename is not None:
             return 2, f"{err.strerror or type(err).__name__}: {err.filename}"
         return 2, _first_line(err)

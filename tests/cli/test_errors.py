@@ -148,3 +148,11 @@ def test_garbage_model_in_evaluate(garbage_keras):
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith("seqmodels evaluate: error: ")
+
+
+def test_export_into_a_non_empty_folder_is_a_usage_error(tmp_path):
+    (tmp_path / "keep.txt").write_text("user data\n")
+    code, _, err = run_cli(["export", "ntm-copy", str(tmp_path)])
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and "is not empty" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
