@@ -113,23 +113,37 @@ def vectorize(examples, vocabulary, memory_size, sentence_length, query_length):
     return stories, queries, answers
 
 
-def insert_empty_memories(stories, rate, rng):
+def insert_empty_memories(stories, rate, rng, fill=NIL, keep_statements=False):
     """Random noise of MemN2N training: insert empty memories into stories.
 
     Each statement of each story is followed, with probability ``rate``, by
-    an empty memory (a slot holding only the ``<nil>`` token), which shifts
-    the older statements' temporal indices; stories then keep their
-    ``memory_size`` most recent slots. Vectorised over the whole batch.
+    an empty memory, which shifts the older statements' temporal indices.
+    Vectorised over the whole batch.
+
+    By default an empty memory is a slot holding only the ``<nil>`` token
+    (a slot the network attends to) and stories keep their ``memory_size``
+    most recent slots, so the oldest statements may be pushed out. With
+    ``fill=PAD`` and ``keep_statements=True`` an empty memory is a padding
+    slot, which ``MemoryNetwork`` masks: only the statements' temporal
+    indices move (the time-index gaps of the authors' MemN2N code), and
+    empty memories are inserted only while the memory has free slots, so
+    no statement is lost.
 
     Args:
         stories: ``(n, memory_size, sentence_length)`` from ``vectorize``.
         rate: fraction of empty memories to add (0.1 in the paper).
         rng: a ``numpy.random.Generator``.
+        fill: token id written at the start of an empty memory (``NIL``,
+            default, or ``PAD``).
+        keep_statements: never push a statement out of the memory.
     """
     n, size, length = stories.shape
     used = stories[:, :, 0] != PAD
     # Empty memories before each statement (slot order is newest first).
     extra = (rng.random((n, size)) < rate) & used
+    if keep_statements:
+        free = size - used.sum(axis=1, keepdims=True)
+        extra &= np.cumsum(extra, axis=1) <= free
     new_slot = np.arange(size)[None, :] + np.cumsum(extra, axis=1)
     out = np.zeros_like(stories)
     keep = used & (new_slot < size)
@@ -141,5 +155,5 @@ def insert_empty_memories(stories, rate, rng):
     filled = np.zeros((n, size), bool)
     filled[rows[keep], new_slot[keep]] = True
     empty = (~filled) & (np.arange(size)[None, :] <= last[:, None])
-    out[empty, 0] = NIL
+    out[empty, 0] = fill
     return out

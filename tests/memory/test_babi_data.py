@@ -55,3 +55,20 @@ def test_insert_empty_memories_keeps_order_and_marks_empties():
         np.testing.assert_array_equal(kept, np.arange(10, 10 + len(kept)))
         assert len(kept) + (row == babi.NIL).sum() <= 8
     assert np.all(babi.insert_empty_memories(stories, 0.0, rng) == stories)
+
+
+def test_insert_empty_memories_as_gaps_keeps_every_statement():
+    rng = np.random.default_rng(1)
+    stories = np.zeros((300, 8, 2), "int32")
+    stories[:100, :5, 0] = np.arange(10, 15)  # five statements: room for three gaps
+    stories[100:, :, 0] = np.arange(10, 18)  # a full memory: no gap fits
+    noisy = babi.insert_empty_memories(stories, 0.5, rng, fill=babi.PAD, keep_statements=True)
+    first = noisy[:, :, 0]
+    assert not np.any(first == babi.NIL)
+    np.testing.assert_array_equal(noisy[100:], stories[100:])
+    moved = 0
+    for row in first[:100]:
+        # All five statements stay, in order; gaps are padding slots.
+        np.testing.assert_array_equal(row[row != 0], np.arange(10, 15))
+        moved += int(np.flatnonzero(row)[-1] > 4)
+    assert moved > 50  # with rate 0.5 most stories get a gap
