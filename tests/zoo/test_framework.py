@@ -218,6 +218,28 @@ def test_ensemble_selects_runs_greedily_on_validation(tmp_path, capsys):
     assert TINY_RECIPE.evaluate(model, data, {})["loss"] == record["value"]
 
 
+def test_ensemble_ties_are_broken_by_the_recipes_tie_break():
+    from keras_seqmodels.zoo.framework import ensemble
+
+    # Candidates are numbers; a "combined model" is the tuple of the chosen ones.
+    # Error: 0.2 for any single candidate, 0.1 for any pair; nll: the sum.
+    def evaluate(model, data, config):
+        return {"error": 0.2 if len(model) == 1 else 0.1, "nll": float(sum(model))}
+
+    base = {**TINY_RECIPE.__dict__, "evaluate": evaluate, "monitor": ("val_error", "min"),
+            "combine": lambda models, config: tuple(models)}  # fmt: skip
+    candidates = [3.0, 1.0, 2.0]
+    plain = framework.Recipe(**base)
+    chosen, metrics = ensemble.select(plain, candidates, None, {}, 2)
+    assert chosen == [0, 1] and metrics["error"] == 0.1  # first among equals
+    tied = framework.Recipe(**{**base, "tie_break": ("nll", "min")})
+    chosen, metrics = ensemble.select(tied, candidates, None, {}, 2)
+    assert chosen == [1, 2] and metrics == {"error": 0.1, "nll": 3.0}
+    missing = framework.Recipe(**{**base, "tie_break": ("log_loss", "min")})
+    with pytest.raises(ValueError, match="tie_break"):
+        ensemble.select(missing, candidates, None, {}, 1)
+
+
 def test_time_budget_stops_training(tmp_path):
     work = tmp_path / "run"
     framework.main(

@@ -5,7 +5,9 @@ packaged model of each run is a candidate; starting from none, the candidate
 whose addition gives the best validation metric of ``recipe.combine(chosen)``
 is added, for ``K`` steps; the prefix of that path with the best metric is
 kept (Caruana et al. 2004, "Ensemble selection from libraries of models",
-without replacement). The assembled model is measured again on validation
+without replacement). Candidates with equal metrics are ordered by the
+recipe's ``tie_break`` metric when it has one (e.g. the validation NLL),
+then by their order. The assembled model is measured again on validation
 and saved as ``<work-dir>/<name>.keras``.
 """
 
@@ -22,13 +24,32 @@ def metric_key(recipe):
     return key[len("val_") :] if key.startswith("val_") else key
 
 
+def _order(recipe, metrics):
+    """The sort key of one trial: the selection metric, then the tie-break."""
+    key = metric_key(recipe)
+    sign = 1 if recipe.monitor[1] == "min" else -1
+    if key not in metrics:
+        raise ValueError(
+            f"{recipe.name}: evaluate gives no {key!r} (the selection metric "
+            f"{recipe.monitor[0]!r} without 'val_'). Received: {sorted(metrics)}"
+        )
+    if recipe.tie_break is None:
+        return (sign * metrics[key],)
+    tie_key, tie_mode = recipe.tie_break
+    if tie_key not in metrics:
+        raise ValueError(
+            f"{recipe.name}: evaluate gives no {tie_key!r} (the recipe's tie_break). "
+            f"Received: {sorted(metrics)}"
+        )
+    return (sign * metrics[key], (1 if tie_mode == "min" else -1) * metrics[tie_key])
+
+
 def select(recipe, candidates, data, config, size):
     """``(chosen indices, metrics)`` of the greedy selection of at most
     ``size`` of ``candidates`` (models) on ``data`` (validation): ``size``
     steps (or until none is left), then the prefix of the path with the best
     metric (the shortest among equals)."""
     key = metric_key(recipe)
-    sign = 1 if recipe.monitor[1] == "min" else -1
     chosen, path = [], []
     while len(chosen) < min(size, len(candidates)):
         trials = []
@@ -37,14 +58,10 @@ def select(recipe, candidates, data, config, size):
                 continue
             model = recipe.combine([candidates[j] for j in chosen + [i]], config)
             metrics = recipe.evaluate(model, data, config)
-            if key not in metrics:
-                raise ValueError(
-                    f"{recipe.name}: evaluate gives no {key!r} (the selection metric "
-                    f"{recipe.monitor[0]!r} without 'val_'). Received: {sorted(metrics)}"
-                )
+            order = _order(recipe, metrics)
             print(json.dumps({"ensemble": chosen + [i], key: metrics[key]}), flush=True)
-            trials.append((sign * metrics[key], i, metrics))
-        value, i, metrics = min(trials, key=lambda t: t[0])
+            trials.append((order, i, metrics))
+        value, i, metrics = min(trials, key=lambda t: (t[0], t[1]))
         chosen.append(i)
         path.append((value, metrics))
     best = min(range(len(path)), key=lambda k: path[k][0])

@@ -48,6 +48,10 @@ class Recipe:
             from several packaged ones (an ensemble); ``train --ensemble K``
             selects its members greedily on the validation split
             (``framework.ensemble``).
+        tie_break: optional ``(metric key, "min" or "max")`` of ``evaluate``
+            that decides between ensemble candidates with an equal selection
+            metric, e.g. ``("nll", "min")`` when the metric is an error rate
+            over a few thousand questions.
         task, data, card: what registration records in the zoo index.
     """
 
@@ -64,6 +68,7 @@ class Recipe:
     prepare: Callable | None = None
     package: Callable | None = None
     combine: Callable | None = None
+    tie_break: tuple | None = None
     task: str = ""
     data: str = ""
     card: str = ""
@@ -71,7 +76,8 @@ class Recipe:
     @classmethod
     def from_module(cls, module):
         """The recipe a module spells out by convention: constants ``CONFIG``,
-        ``MONITOR``, ``DATA_SUBDIR``, ``TASK``, ``DATA`` (``NAME`` and ``CARD``
+        ``MONITOR``, ``DATA_SUBDIR``, ``TASK``, ``DATA``, optional ``TIE_BREAK``
+        (``NAME`` and ``CARD``
         default to the zoo name of the module's folder and its card)
         and functions named as the fields (``build_model``, ``load_data``,
         ``compile_options``, ``evaluate``, optional ``evaluation_data``,
@@ -95,4 +101,4 @@ class Recipe:
         return cls(**values)
 
 
-_CONSTANTS = ("name", "config", "monitor", "data_subdir", "task", "data", "card")
+_CONSTANTS = ("name", "config", "monitor", "data_subdir", "tie_break", "task", "data", "card")
