@@ -310,6 +310,25 @@ def test_register_records_test_metrics_and_training_time(tmp_path, monkeypatch):
     assert fields["extra"]["training_time_s"] >= 0
 
 
+def test_register_ships_the_recorded_assets_from_beside_the_model(tmp_path, monkeypatch):
+    from keras_seqmodels.zoo import registry
+
+    work = tmp_path / "run"
+    framework.main(TINY_RECIPE, "train", ["--work-dir", str(work), "--verbose", "0",
+                                          "--epochs", "1"])  # fmt: skip
+    index = tmp_path / "index.json"
+    index.write_text(json.dumps({"tiny": {"assets": {"vocab": {"file": "vocab.txt"}}}}))
+    monkeypatch.setattr(registry, "INDEX_PATH", str(index))
+    calls = []
+    monkeypatch.setattr(registry, "register_model", lambda *a, **k: calls.append(k))
+    with pytest.raises(FileNotFoundError, match="asset 'vocab'"):
+        framework.register(TINY_RECIPE, str(work / "best.keras"), "test", {"loss": 0.5})
+    assert not calls
+    (work / "vocab.txt").write_text("a\nb\n")
+    framework.register(TINY_RECIPE, str(work / "best.keras"), "test", {"loss": 0.5})
+    assert calls[0]["assets"] == {"vocab": str(work / "vocab.txt")}
+
+
 @pytest.mark.tf_only
 def test_train_exports_the_selected_model(tmp_path):
     import keras

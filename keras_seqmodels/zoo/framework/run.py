@@ -154,12 +154,27 @@ def evaluate(recipe, args):
 
 
 def register(recipe, model_path, split, metrics):
-    """Ship ``model_path`` with its test metrics and its training record."""
+    """Ship ``model_path`` with its test metrics and its training record.
+
+    The model's assets (a vocabulary file the task reads) ship with it: each
+    asset the zoo index records for the model is taken from the file of the
+    same name beside ``model_path`` (where the recipe's ``package`` hook
+    writes it); a missing one is an error, so a model never ships without
+    the vocabulary it was trained with."""
     from keras_seqmodels.zoo.registry import register_model
 
     if not model_path or split != "test":
         raise ValueError(f"{recipe.name}: --register needs --model PATH and --split test.")
     folder = os.path.dirname(os.path.abspath(model_path))
+    assets = {}
+    for key, entry in _recorded_assets(recipe.name).items():
+        assets[key] = os.path.join(folder, entry["file"])
+        if not os.path.isfile(assets[key]):
+            raise FileNotFoundError(
+                f"{recipe.name}: --register ships the asset {key!r} from "
+                f"{assets[key]}, which does not exist; the recipe's package step "
+                "writes it beside the selected model."
+            )
     extra = {}
     record = read_record(os.path.join(folder, "best.json"))
     if record is not None:
@@ -178,4 +193,13 @@ def register(recipe, model_path, split, metrics):
         command=f"seqmodels evaluate {recipe.name} --split test",
         card=recipe.card,
         extra=extra,
+        assets=assets,
     )
+
+
+def _recorded_assets(name):
+    """``{key: {"file": ..., "sha256": ...}}`` of ``name`` in the zoo index."""
+    from keras_seqmodels.zoo import registry
+
+    with open(registry.INDEX_PATH, encoding="utf-8") as f:
+        return json.load(f).get(name, {}).get("assets", {})
