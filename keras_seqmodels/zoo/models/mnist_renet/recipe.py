@@ -6,6 +6,13 @@ images (a fixed seeded draw) select the epoch; test: the 10,000 test images.
 
     seqmodels train mnist-renet --epochs 5
     seqmodels evaluate mnist-renet --split test
+
+Options beyond the shipped model's (defaults keep it): ``--patch-size``,
+``--renet-dropout`` (after each ReNet layer), ``--fc-units``/``--fc-layers``
+(ReLU Dense layers before the scores, each after a ``--dropout``) and
+``--augment-shift N`` (each training image moved by a random whole number of
+pixels, up to N, in each direction, anew every epoch; the validation and
+test images are never moved).
 """
 
 import gzip
@@ -45,7 +52,60 @@ def load_data(data_dir, split, smoke, config):
     if smoke:
         rng = np.random.default_rng(list(SMOKE_SIZES).index(split))
         n = SMOKE_SIZES[split]
-        return rng.integers(0, 256, (n, 28, 28)).astype("float32"), rng.integers(0, 10, n)
+        images, labels = rng.integers(0, 256, (n, 28, 28)).astype("float32"), rng.integers(0, 10, n)
+    else:
+        images, labels = _read_split(data_dir, split)
+    if split == "train" and config.get("augment_shift", 0) > 0:
+        return _shifted_batches(images, labels, config)
+    return images, labels
+
+
+def shift_images(images, shifts, limit):
+    """``images`` ``(n, h, w)`` each moved by its ``shifts[k] = (rows, cols)``
+    whole pixels (positive: down / right; ``|shift| <= limit``), zeros
+    filling what moves in. One gather for the whole batch."""
+    n, h, w = images.shape
+    shifts = np.asarray(shifts)
+    if limit < 0 or np.any(np.abs(shifts) > limit):
+        raise ValueError(
+            f"mnist-renet shift_images: shifts must lie in [-limit, limit] with "
+            f"limit >= 0. Received limit={limit}, largest |shift| {np.abs(shifts).max()}"
+        )
+    padded = np.pad(images, ((0, 0), (limit, limit), (limit, limit)))
+    rows = np.arange(h)[None, :] + limit - shifts[:, :1]  # (n, h)
+    cols = np.arange(w)[None, :] + limit - shifts[:, 1:]  # (n, w)
+    return padded[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
+
+
+def _shifted_batches(images, labels, config):
+    """Training batches of randomly shifted images, reshuffled and redrawn
+    every epoch (a ``PyDataset``)."""
+    import keras
+
+    limit, size = config["augment_shift"], config["batch_size"]
+    rng = np.random.default_rng(config["seed"])
+
+    class ShiftedDigits(keras.utils.PyDataset):
+        def __init__(self):
+            super().__init__()
+            self.on_epoch_end()
+
+        def __len__(self):
+            return -(-len(labels) // size)
+
+        def on_epoch_end(self):
+            self.order = rng.permutation(len(labels))
+            self.shifts = rng.integers(-limit, limit + 1, (len(labels), 2))
+
+        def __getitem__(self, i):
+            rows = self.order[i * size : (i + 1) * size]
+            return shift_images(images[rows], self.shifts[rows], limit), labels[rows]
+
+    return ShiftedDigits()
+
+
+def _read_split(data_dir, split):
+    """One split of the idx files, as ``load_data`` returns it unshifted."""
     prefix = "t10k" if split == "test" else "train"
     images = read_idx(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte.gz"))
     labels = read_idx(os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte.gz"))
@@ -69,9 +129,15 @@ def build_model(config):
     inputs = keras.Input((28, 28), name="pixels")
     x = keras.layers.Rescaling(1.0 / 255.0)(inputs)
     x = keras.layers.Reshape((28, 28, 1))(x)
-    x = ks.layers.FourDirectional2D(cell(config["units"]), patch_size=2, name="renet_1")(x)
-    x = ks.layers.FourDirectional2D(cell(config["units2"]), patch_size=2, name="renet_2")(x)
+    patch = config.get("patch_size", 2)
+    for i, units in enumerate((config["units"], config["units2"]), 1):
+        x = ks.layers.FourDirectional2D(cell(units), patch_size=patch, name=f"renet_{i}")(x)
+        if config.get("renet_dropout", 0.0) > 0:
+            x = keras.layers.Dropout(config["renet_dropout"], name=f"renet_{i}_dropout")(x)
     x = keras.layers.Flatten()(x)
+    for i in range(config.get("fc_layers", 1) if config.get("fc_units", 0) > 0 else 0):
+        x = keras.layers.Dropout(config["dropout"])(x)
+        x = keras.layers.Dense(config["fc_units"], activation="relu", name=f"fc_{i + 1}")(x)
     x = keras.layers.Dropout(config["dropout"])(x)
     # float32 scores under a mixed-precision policy: the softmax loss needs them.
     outputs = keras.layers.Dense(10, name="scores", dtype="float32")(x)
