@@ -131,6 +131,10 @@ def _load_model(args):
             ) from None
     else:
         model = zoo.load(args.model).model
+    from keras_seqmodels.trees import TreeClassifier
+
+    if isinstance(model, TreeClassifier):  # trained from your own trees
+        return model
     if len(getattr(model, "inputs", None) or []) != 3:
         raise UserError(
             f"model {args.model_path or args.model!r} is not a tree classifier: expected "
@@ -167,13 +171,14 @@ def _sentiment(args):
     chunks = []
     for start in range(0, len(trees), args.batch_size * 4):
         chunk = trees[start : start + args.batch_size * 4]
-        chunks.append(root_probabilities(model, chunk, batch_size=args.batch_size))
+        chunks.append(root_probabilities(model, chunk, batch_size=args.batch_size,
+                                         lower=getattr(model, "lower", True)))
         if progress is not None:
             progress(len(chunk))
     import numpy as np
 
     probs = np.concatenate(chunks)
-    names = label_names(probs.shape[1])
+    names = getattr(model, "label_names", None) or label_names(probs.shape[1])
     out = [""] * len(lines)
     for row, p in zip(keep, probs):
         label = names[int(p.argmax())]
@@ -208,6 +213,7 @@ def register(subparsers):
                    help="trees per model call (>= 1, default 64)")
     p.add_argument("--model", default=DEFAULT_MODEL, help="zoo model name")
     p.add_argument("--model-path", default=None,
-                   help="a .keras tree classifier file instead of the zoo model")
+                   help="a .keras tree classifier file instead of the zoo model (a "
+                   "TreeClassifier from train_tree_classifier prints its own labels)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_sentiment)

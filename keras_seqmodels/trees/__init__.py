@@ -6,6 +6,11 @@ Treebank format), build a balanced binary tree over any sequence
 ``from_nested``, or ``Tree`` directly), and encode a batch of trees into the
 padded tensors the layers consume (``encode``; ``tree_dataset`` for
 ``tf.data``). Malformed trees raise ``TreeError``.
+
+Your own labelled trees to a classifier: ``train_tree_classifier`` reads a
+file of bracketed trees, trains a Tree-LSTM (``build_tree_network``) and
+returns a ``TreeClassifier`` (per-node logits plus its label set), which
+``keras_seqmodels.trees.serving.export_sentiment_savedmodel`` exports.
 """
 
 from keras_seqmodels.trees.balanced import balanced_tree
@@ -16,7 +21,10 @@ from keras_seqmodels.trees.encoding import (
     encode,
     encode_tree,
 )
+from keras_seqmodels.trees.network import build_tree_network, build_vocabulary
 from keras_seqmodels.trees.ptb import parse_ptb, read_ptb_file
+from keras_seqmodels.trees.root_accuracy import RootAccuracy
+from keras_seqmodels.trees.training import read_labelled_trees, train_tree_classifier
 from keras_seqmodels.trees.tree import (
     Tree,
     TreeError,
@@ -24,12 +32,17 @@ from keras_seqmodels.trees.tree import (
     from_nested,
     lower_tokens,
 )
+from keras_seqmodels.trees.tree_classifier import TreeClassifier
 
 __all__ = [
+    "RootAccuracy",
     "Tree",
+    "TreeClassifier",
     "TreeError",
     "Vocabulary",
     "balanced_tree",
+    "build_tree_network",
+    "build_vocabulary",
     "check_encoding",
     "encode",
     "encode_tree",
@@ -37,6 +50,8 @@ __all__ = [
     "from_nested",
     "lower_tokens",
     "parse_ptb",
+    "read_labelled_trees",
     "read_ptb_file",
+    "train_tree_classifier",
     "tree_dataset",
 ]

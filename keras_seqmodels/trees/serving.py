@@ -303,19 +303,27 @@ def tf_encode_strings(strings, lower=True):
 
 
 def export_sentiment_savedmodel(
-    model, path, lower=True, limits=None, served_name="tree classifier"
+    model, path, lower=None, limits=None, served_name="tree classifier"
 ):
     """Export a tree classifier as a SavedModel whose ``serving_default``
     takes bracketed tree strings ``(batch,)`` and returns the root class.
 
     Signature: ``serving_default(trees: tf.string (batch,)) ->
-    {"root_class": int32 (batch,), "root_probabilities": float32 (batch, C),
-    "error": string (batch,)}``. Labels inside the strings are ignored.
+    {"root_class": int32 (batch,), "root_label": string (batch,),
+    "root_probabilities": float32 (batch, C), "error": string (batch,)}``.
+    ``root_class`` is the column of the most probable class; ``root_label``
+    names it: for a ``TreeClassifier`` its label from the training file
+    (``str(label)``, e.g. ``"-1"`` or ``"positive"``), for another network
+    ``label_names`` of ``seqmodels sentiment`` (SST's five names for 5
+    classes). A second signature, ``labels() -> {"labels": string (C,)}``,
+    gives the label of each probability column. Labels inside the request
+    strings are ignored.
     A malformed tree (empty or blank, text without brackets, unbalanced
     brackets, a node with no word or sub-tree, a node with more than two
-    children) gets ``root_class`` -1, probabilities 0 and its problem in
-    ``error``, without failing the other trees of the request; ``error`` is
-    ``""`` for the others. An empty batch gives empty outputs.
+    children) gets ``root_class`` -1, ``root_label`` ``""``, probabilities
+    0 and its problem in ``error``, without failing the other trees of the
+    request; ``error`` is ``""`` for the others. An empty batch gives empty
+    outputs.
 
     Request limits (``SERVING_LIMITS``, checked in the graph; a request
     beyond one fails with an ``InvalidArgumentError`` naming it): 256 trees,
@@ -325,9 +333,11 @@ def export_sentiment_savedmodel(
     TensorFlow backend only.
 
     Args:
-        model: a tree classifier (see module doc), e.g. ``zoo.load("sst-treelstm")``.
+        model: a tree classifier (see module doc), e.g.
+            ``zoo.load("sst-treelstm")`` or a ``TreeClassifier``.
         path: output directory (must not exist or be empty).
-        lower: lower-case tokens (the zoo model was trained so).
+        lower: lower-case tokens (default: the ``TreeClassifier``'s own
+            setting, else True, as the zoo model was trained).
         limits: optional dict overriding some of ``SERVING_LIMITS``.
         served_name: the start of the limit messages (``export`` passes the
             zoo name).
@@ -340,8 +350,17 @@ def export_sentiment_savedmodel(
 
     check_empty_directory(path)
     limits = merge_limits("export_sentiment_savedmodel", SERVING_LIMITS, limits)
+    if lower is None:
+        lower = getattr(model, "lower", True)
+    names = getattr(model, "label_names", None)
+    if names is None:
+        from keras_seqmodels.cli.sentiment_commands import label_names
+
+        names = label_names(model.outputs[0].shape[-1])
     archive = keras.export.ExportArchive()
     archive.track(model)
+    # One entry more, "", for the malformed trees' class -1.
+    label_table = tf.constant(list(names) + [""])
 
     def serve(trees):
         parsed = tf_parse_trees(trees, lower=lower, limits=limits, model_name=served_name)
@@ -351,8 +370,10 @@ def export_sentiment_savedmodel(
         root = tf.pad(tf.cast(logits, tf.float32), [[0, 0], [0, 1], [0, 0]])[:, 0]
         good = parsed["error"] == ""
         probs = tf.where(good[:, None], tf.nn.softmax(root), 0.0)
+        root_class = tf.where(good, tf.argmax(probs, axis=-1, output_type=tf.int32), -1)
         return {
-            "root_class": tf.where(good, tf.argmax(probs, axis=-1, output_type=tf.int32), -1),
+            "root_class": root_class,
+            "root_label": tf.gather(label_table, tf.where(good, root_class, len(names))),
             "root_probabilities": probs,
             "error": parsed["error"],
         }
@@ -361,5 +382,6 @@ def export_sentiment_savedmodel(
         "serving_default", serve,
         input_signature=[tf.TensorSpec([None], tf.string, name="trees")],
     )
+    archive.add_endpoint("labels", lambda: {"labels": label_table[:-1]}, input_signature=[])
     archive.write_out(path, verbose=False)
     return path

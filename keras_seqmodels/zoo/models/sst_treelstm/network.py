@@ -1,37 +1,24 @@
 """sst-treelstm network: ``StringLookup`` -> embedding -> Tree-LSTM -> per-node
 class logits, and its root metrics."""
 
-import collections
-
 import numpy as np
 
 
 def build_vocabulary(trees, min_count=2):
     """``""`` (internal nodes, its own id) and the train words seen at least
     ``min_count`` times, sorted; rarer words train the OOV id 0."""
-    counts = collections.Counter(t for tree in trees for t in tree.tokens if t is not None)
-    return [""] + sorted(w for w, c in counts.items() if c >= min_count)
+    from keras_seqmodels.trees.network import build_vocabulary
+
+    return build_vocabulary(trees, min_count)
 
 
 def build_model(words, embed_dim=100, units=150, dropout=0.5, num_classes=5):
     """Lower-cased token strings per node (``""`` on internal nodes),
     ``children`` and ``levels`` (``keras_seqmodels.trees.encode``) in,
-    per-node class logits out."""
-    import keras
+    per-node class logits out (``keras_seqmodels.trees.build_tree_network``)."""
+    from keras_seqmodels.trees.network import build_tree_network
 
-    from keras_seqmodels.layers import TreeLSTM
-
-    tokens = keras.Input((None,), dtype="string", name="tokens")
-    children = keras.Input((None, 2), dtype="int32", name="children")
-    levels = keras.Input((None,), dtype="int32", name="levels")
-    ids = keras.layers.StringLookup(vocabulary=words, mask_token=None,
-                                    num_oov_indices=1, name="vocabulary")(tokens)  # fmt: skip
-    x = keras.layers.Embedding(len(words) + 1, embed_dim, name="embedding")(ids)
-    x = keras.layers.Dropout(dropout)(x)
-    nodes, _ = TreeLSTM(units, name="tree_lstm")([x, children, levels])
-    nodes = keras.layers.Dropout(dropout)(nodes)
-    logits = keras.layers.Dense(num_classes, name="classifier")(nodes)
-    return keras.Model([tokens, children, levels], logits, name="sst_treelstm")
+    return build_tree_network(words, num_classes, embed_dim, units, dropout, name="sst_treelstm")
 
 
 def root_metrics(model, trees, batch_size=64):
