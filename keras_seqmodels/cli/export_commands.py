@@ -31,6 +31,12 @@ def _keras_file_exporter(path, model):
     """The exporter a loaded .keras model needs (None: the generic one), or one line."""
     from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.seq2seq import EncoderDecoder, Translator
+    from keras_seqmodels.trees import TreeClassifier
+
+    if isinstance(model, TreeClassifier):  # as sst-treelstm; root_label names its labels
+        from keras_seqmodels.trees.serving import export_sentiment_savedmodel
+
+        return export_sentiment_savedmodel
 
     if isinstance(model, Translator):
         from keras_seqmodels.export.translation import export_translator

@@ -21,6 +21,10 @@ Natural inputs of the ``serving_default`` signatures:
 - ``ud-ewt-upos``: ``text``, raw strings ``(batch,)`` -> ``tokens`` and
   ``tags`` ``(batch, max_tokens)`` (tokenised as ``seqmodels tag`` does).
 
+A ``TreeClassifier`` (``keras_seqmodels.trees.train_tree_classifier``; the
+object or a ``.keras`` file) gets the ``sst-treelstm`` signature, its
+``root_label`` naming the labels of its own training file.
+
 The generic fallback: anything not in the table (a zoo model registered
 without an exporter; a ``.keras`` file; a model object such as an echo state
 network with a fitted readout): ``serving_default`` takes the model's
@@ -140,6 +144,10 @@ def export(name, directory, **options):
             f"keras.Model. Received: {type(name).__name__}"
         )
     options.setdefault("served_name", name or getattr(model, "name", None) or "model")
+    from keras_seqmodels.trees import TreeClassifier
+
+    if isinstance(model, TreeClassifier):  # root_label names its own labels
+        name = "sst-treelstm"
     exporter_for(name)(model, directory, **options)
     return directory
 
