@@ -36,7 +36,12 @@ def _keras_file_exporter(path, model):
     if isinstance(model, TreeClassifier):  # as sst-treelstm; root_label names its labels
         from keras_seqmodels.trees.serving import export_sentiment_savedmodel
 
-        return export_sentiment_savedmodel
+        def export_tree_classifier(model, directory, beam_size=None):
+            if beam_size is not None:
+                raise UserError(f"{path} holds a tree classifier; --beam is for translation models")
+            return export_sentiment_savedmodel(model, directory, served_name=model.name)
+
+        return export_tree_classifier
 
     if isinstance(model, Translator):
         from keras_seqmodels.export.translation import export_translator
