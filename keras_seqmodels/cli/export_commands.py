@@ -43,6 +43,16 @@ def _keras_file_exporter(path, model):
 
         return export_tree_classifier
 
+    from keras_seqmodels.export.tagging import export_tagger, is_string_tagger
+
+    if is_string_tagger(model):  # tag strings out (keras_seqmodels.tagging): raw text in
+
+        def export_string_tagger(model, directory, beam_size=None):
+            if beam_size is not None:
+                raise UserError(f"{path} holds a tagger; --beam is for translation models")
+            return export_tagger(model, directory, served_name=model.name)
+
+        return export_string_tagger
     if isinstance(model, Translator):
         from keras_seqmodels.export.translation import export_translator
 

@@ -25,6 +25,10 @@ A ``TreeClassifier`` (``keras_seqmodels.trees.train_tree_classifier``; the
 object or a ``.keras`` file) gets the ``sst-treelstm`` signature, its
 ``root_label`` naming the labels of its own training file.
 
+A string tagger (one string input, ``TagLookup`` last, as
+``keras_seqmodels.tagging.train_tagger`` returns; the object or a ``.keras``
+file) gets the ``ud-ewt-upos`` signature: ``text`` -> ``tokens``, ``tags``.
+
 The generic fallback: anything not in the table (a zoo model registered
 without an exporter; a ``.keras`` file; a model object such as an echo state
 network with a fitted readout): ``serving_default`` takes the model's
@@ -148,7 +152,11 @@ def export(name, directory, **options):
 
     if isinstance(model, TreeClassifier):  # root_label names its own labels
         name = "sst-treelstm"
-    exporter_for(name)(model, directory, **options)
+    from keras_seqmodels.export.tagging import export_tagger, is_string_tagger
+
+    # Tag strings out (keras_seqmodels.tagging): served on raw text.
+    exporter = export_tagger if is_string_tagger(model) else exporter_for(name)
+    exporter(model, directory, **options)
     return directory
 
 

@@ -12,6 +12,46 @@ LIMITS = {
 }
 
 
+def is_string_tagger(model):
+    """Whether ``model`` is a string tagger that ``export_tagger`` serves.
+
+    That is a Keras model with one string input and a ``TagLookup`` as its
+    last layer (tag strings out), as ``keras_seqmodels.tagging.train_tagger``
+    and the zoo's ud-ewt-upos build; ``export`` and ``seqmodels export``
+    recognise a ``.keras`` file holding one this way.
+
+    Args:
+        model: any object.
+
+    Returns:
+        ``True`` or ``False``.
+
+    Example (TensorFlow backend):
+
+    >>> from keras_seqmodels.tagging import build_tagger
+    >>> tagger, trainer = build_tagger(["a"], ["a"], ["DET"], embedding_dim=2,
+    ...                                char_units=2, units=2)
+    >>> is_string_tagger(tagger), is_string_tagger(trainer)
+    (True, False)
+    """
+    import keras
+
+    from keras_seqmodels.layers import TagLookup
+
+    if not isinstance(model, keras.Model) or not getattr(model, "layers", None):
+        return False
+    try:
+        inputs = model.inputs
+    except (AttributeError, ValueError):
+        return False
+    return (
+        isinstance(inputs, list)
+        and len(inputs) == 1
+        and inputs[0].dtype == "string"
+        and isinstance(model.layers[-1], TagLookup)
+    )
+
+
 def export_tagger(model, directory, limits=None, served_name="tagger"):
     """Write a SavedModel whose ``serving_default`` tokenises and tags text.
 
@@ -36,8 +76,9 @@ def export_tagger(model, directory, limits=None, served_name="tagger"):
     Args:
         model: a Keras model with one string input ``(batch,)`` of
             whitespace-separated tokens and one string output ``(batch,
-            tokens)`` of tags (as the zoo's ud-ewt-upos), or a zoo task
-            holding one (``.model``).
+            tokens)`` of tags (as the zoo's ud-ewt-upos, or a model from
+            ``keras_seqmodels.tagging.train_tagger``), or a zoo task holding
+            one (``.model``).
         directory: output folder (must not exist or be empty).
         limits: optional dict overriding some of ``LIMITS``.
         served_name: the start of the limit messages (``export`` passes the

@@ -43,6 +43,9 @@ class TagLookup(keras.layers.Layer):
                 f"strings. Received: tags={tags!r:.80}"
             )
         self.tags = list(tags)
+        # A mask on the ids (e.g. from CRFTagger) is accepted and dropped:
+        # padding is already in the output, as "".
+        self.supports_masking = True
         self.built = True
 
     def call(self, inputs):
@@ -53,6 +56,9 @@ class TagLookup(keras.layers.Layer):
         table = tf.constant(self.tags + [""])
         ids = tf.where(tf.not_equal(token_ids, 0), ids, len(self.tags))
         return tf.gather(table, ids)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
 
     def compute_output_spec(self, inputs):
         return keras.KerasTensor(tuple(inputs[0].shape), dtype="string")
