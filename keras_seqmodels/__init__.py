@@ -28,6 +28,7 @@ _SUBPACKAGES = (
     "layers",
     "memory",
     "seq2seq",
+    "tagging",
     "training",
     "trees",
     "zoo",

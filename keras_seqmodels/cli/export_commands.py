@@ -30,6 +30,7 @@ def _export(args):
 def _keras_file_exporter(path, model):
     """The exporter a loaded .keras model needs (None: the generic one), or one line."""
     from keras_seqmodels.cli.main import UserError
+    from keras_seqmodels.language_model import WordLanguageModel
     from keras_seqmodels.seq2seq import EncoderDecoder, Translator
     from keras_seqmodels.trees import TreeClassifier
 
@@ -43,6 +44,15 @@ def _keras_file_exporter(path, model):
 
         return export_tree_classifier
 
+    if isinstance(model, WordLanguageModel):
+        from keras_seqmodels.export.language_model import export_language_model
+
+        def export_word_model(model, directory, beam_size=None):
+            if beam_size is not None:
+                raise UserError(f"{path} holds a language model; --beam is for translation models")
+            return export_language_model(model, directory, served_name=model.name)
+
+        return export_word_model
     from keras_seqmodels.export.tagging import export_tagger, is_string_tagger
 
     if is_string_tagger(model):  # tag strings out (keras_seqmodels.tagging): raw text in
@@ -95,9 +105,9 @@ def register(subparsers):
         "'pixels' float32 (batch, 28, 28) of 0-255 -> 'scores', 'class_id'; "
         "babi-memn2n 'story' and 'question' strings -> 'answer', 'scores'; "
         "ntm-copy 'bits' float32 (batch, length, 8) -> 'copy', 'logits'; "
-        "ptb-lstm 'text' strings -> 'next_word', 'next_word_logits', "
-        "'log_likelihood'; ud-ewt-upos 'text' raw strings -> 'tokens', 'tags' "
-        "(tokenised as `seqmodels tag` does). "
+        "ptb-lstm and a .keras WordLanguageModel (train_language_model) 'text' "
+        "strings -> 'next_word', 'next_word_logits', 'log_likelihood'; ud-ewt-upos "
+        "'text' raw strings -> 'tokens', 'tags' (tokenised as `seqmodels tag` does). "
         "Any other model (a .keras file) gets the generic export: "
         "the model's named inputs -> 'output_0', ... The folder must be new or empty.",
     )

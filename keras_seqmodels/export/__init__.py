@@ -16,8 +16,9 @@ Natural inputs of the ``serving_default`` signatures:
   ``answer``, ``scores`` (also ``serve_ids`` on the integer id arrays).
 - ``ntm-copy``: ``bits``, float32 ``(batch, length, 8)`` of 0/1 -> ``copy``,
   ``logits`` ``(batch, length, 8)``.
-- ``ptb-lstm``: ``text``, strings ``(batch,)`` -> ``next_word``,
-  ``next_word_logits``, ``log_likelihood``.
+- ``ptb-lstm``, and a ``WordLanguageModel`` (``keras_seqmodels.language_model``,
+  a ``.keras`` file or the object): ``text``, strings ``(batch,)`` ->
+  ``next_word``, ``next_word_logits``, ``log_likelihood``.
 - ``ud-ewt-upos``: ``text``, raw strings ``(batch,)`` -> ``tokens`` and
   ``tags`` ``(batch, max_tokens)`` (tokenised as ``seqmodels tag`` does).
 
@@ -112,7 +113,8 @@ def export(name, directory, **options):
         name: a zoo name (see ``keras_seqmodels.zoo.list_models()``; loaded
             with its SHA-256 checked and exported by its exporter), a path
             to a ``.keras`` file (loaded in safe mode) or a ``keras.Model``;
-            the last two get the generic exporter.
+            the last two get the generic exporter (a ``WordLanguageModel``:
+            ``export_language_model``, text in).
         directory: output folder (must not exist or be empty).
         **options: passed to the model's exporter (e.g. ``beam_size``).
 
@@ -148,6 +150,10 @@ def export(name, directory, **options):
             f"keras.Model. Received: {type(name).__name__}"
         )
     options.setdefault("served_name", name or getattr(model, "name", None) or "model")
+    from keras_seqmodels.language_model import WordLanguageModel
+
+    if isinstance(model, WordLanguageModel):  # text in: its vocabulary is inside
+        name = "ptb-lstm"  # the same exporter (export_language_model)
     from keras_seqmodels.trees import TreeClassifier
 
     if isinstance(model, TreeClassifier):  # root_label names its own labels

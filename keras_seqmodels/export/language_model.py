@@ -1,4 +1,5 @@
-"""SavedModel export of a word-level language model (ptb-lstm): text in, next word out."""
+"""SavedModel export of a word-level language model (ptb-lstm, or a
+``WordLanguageModel`` trained on your own text): text in, next word out."""
 
 from keras_seqmodels.export.generic import check_empty_directory
 from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits, string_checks
@@ -15,12 +16,13 @@ LIMITS = {
 
 def export_language_model(
     model, directory, vocabulary=None, unknown="<unk>", eos="<eos>", limits=None,
-    served_name="language model",
+    served_name="language model", lowercase=None,
 ):
     """Write a SavedModel whose ``serving_default`` continues and scores text.
 
     The signature takes ``text``, a string tensor ``(batch,)`` of
-    whitespace-separated words (lower-cased inside, as PTB; words not in the
+    whitespace-separated words (lower-cased inside as PTB, unless
+    ``lowercase=False``; words not in the
     vocabulary become ``<unk>``; an empty text is ``<eos>``, a sentence
     start), and returns ``{"next_word": string (batch,)`` (the most likely
     next word), ``"next_word_logits": float32 (batch, vocabulary)``,
@@ -42,20 +44,32 @@ def export_language_model(
     Args:
         model: a Keras model, int ids ``(batch, time)`` -> logits
             ``(batch, time, vocabulary)``, causal (right padding does not
-            change earlier positions).
+            change earlier positions); or a
+            ``keras_seqmodels.language_model.WordLanguageModel``, whose
+            vocabulary and lower-casing are used.
         directory: output folder (must not exist or be empty).
-        vocabulary: the word list (index = id); default: the zoo asset
-            ``vocabulary`` of ptb-lstm.
+        vocabulary: the word list (index = id); default: the
+            ``WordLanguageModel``'s, else the zoo asset ``vocabulary`` of
+            ptb-lstm.
         unknown, eos: the vocabulary's unknown-word and end-of-sentence words.
         limits: optional dict overriding some of ``LIMITS``.
         served_name: the start of the limit messages (``export`` passes the
             zoo name).
+        lowercase: lower-case the text before the lookup (default: the
+            ``WordLanguageModel``'s setting, else True).
     """
     import keras
     import tensorflow as tf
 
+    from keras_seqmodels.language_model import WordLanguageModel
+
     check_empty_directory(directory)
     limits = merge_limits("export_language_model", LIMITS, limits)
+    if isinstance(model, WordLanguageModel):
+        vocabulary = model.vocabulary if vocabulary is None else vocabulary
+        lowercase = model.lowercase if lowercase is None else lowercase
+        model = model.network
+    lowercase = True if lowercase is None else bool(lowercase)
     if vocabulary is None:
         from keras_seqmodels import zoo
 
@@ -84,7 +98,9 @@ def export_language_model(
             served_name, text, limits["max_batch"], limits["max_bytes"], noun="texts"
         ) + [at_most(served_name, "bytes in all", tf.reduce_sum(tf.strings.length(text)),
                      limits["max_total_bytes"])])[0]
-        tokens = tf.strings.split(tf.strings.lower(text, encoding="utf-8"))
+        if lowercase:
+            text = tf.strings.lower(text, encoding="utf-8")
+        tokens = tf.strings.split(text)
         lengths = tf.cast(tokens.row_lengths(), tf.int32)
         longest = max_or_zero(lengths)
         tokens = guard([tokens], [

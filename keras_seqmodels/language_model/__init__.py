@@ -1,0 +1,17 @@
+"""Word-level language models from your own text: train, generate, export.
+
+``train_language_model(train_path, validation_path)`` reads plain-text files
+(one sentence per line), builds the vocabulary, trains an LSTM with
+``model.fit`` and returns a ``WordLanguageModel``: ids-to-logits Keras model
+with its vocabulary in its config, text-level ``next_words``,
+``log_likelihood``, ``generate`` and ``perplexity``. Save it with
+``model.save``; export it for serving with
+``keras_seqmodels.export.language_model.export_language_model`` or
+``seqmodels export mine.keras DIR``.
+"""
+
+from keras_seqmodels.language_model.model import WordLanguageModel
+from keras_seqmodels.language_model.text import build_vocabulary, read_words
+from keras_seqmodels.language_model.training import train_language_model
+
+__all__ = ["WordLanguageModel", "build_vocabulary", "read_words", "train_language_model"]

@@ -1,0 +1,309 @@
+"""A word-level LSTM language model that keeps its vocabulary: text in, words out."""
+
+import math
+
+import keras
+import numpy as np
+
+from keras_seqmodels.language_model import text as textlib
+
+
+@keras.saving.register_keras_serializable(package="keras_seqmodels")
+class WordLanguageModel(keras.Model):
+    """Word-level LSTM language model with its vocabulary inside.
+
+    ``model(ids)`` maps int word ids ``(batch, time)`` to next-word logits
+    ``(batch, time, vocabulary)``: Embedding -> (Dropout -> LSTM) x
+    ``layers`` -> Dropout -> Dense, the LSTMs being the package's
+    ``Recurrent(LSTMCell)`` (``model.network`` is that functional model).
+    The vocabulary and the lower-casing are part of the config, so
+    ``model.save("mine.keras")`` and ``keras.saving.load_model`` keep them
+    with the weights.
+
+    New relative to Keras: text-level methods on top of the id model, with
+    the same tokenization as training (whitespace words, lower-cased when
+    ``lowercase``, words outside the vocabulary read as ``<unk>``, an empty
+    text read as a sentence start ``<eos>``): ``next_words`` (the next-word
+    distribution), ``log_likelihood``, ``generate`` (greedy or sampled with a
+    seed; the prompt is read once, then one word per step with the LSTM
+    states carried), ``perplexity`` of a text file.
+    ``keras_seqmodels.export.language_model.export_language_model(model,
+    directory)`` writes a SavedModel that serves text. Train one from text
+    files with ``train_language_model``.
+
+    Args:
+        vocabulary: the word list (index = id), with ``<eos>`` and
+            ``<unk>`` (``build_vocabulary``).
+        units: LSTM units per layer.
+        layers: number of stacked LSTM layers.
+        dropout: dropout rate between layers (not on the recurrent
+            connections), while training.
+        embedding_dim: width of the word vectors (default: ``units``).
+        lowercase: lower-case text before looking words up.
+        **kwargs: ``keras.Model`` arguments (``name``).
+
+    Call arguments:
+        ids: int tensor ``(batch, time)``.
+        training: dropout on when True.
+
+    Example:
+
+    >>> lm = WordLanguageModel(["<eos>", "<unk>", "a", "b"], units=8, layers=1)
+    >>> lm(np.array([[2, 3, 0]])).shape
+    TensorShape([1, 3, 4])
+    >>> len(lm.next_words("a b", top_k=2))
+    2
+    """
+
+    def __init__(
+        self,
+        vocabulary,
+        units=256,
+        layers=2,
+        dropout=0.0,
+        embedding_dim=None,
+        lowercase=True,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        vocabulary = [str(w) for w in vocabulary]
+        missing = [w for w in (textlib.EOS, textlib.UNK) if w not in vocabulary]
+        if missing or len(set(vocabulary)) != len(vocabulary):
+            raise ValueError(
+                f"{name}: `vocabulary` must be a list of distinct words holding "
+                f"{textlib.EOS!r} and {textlib.UNK!r} (build_vocabulary makes one). "
+                f"Missing: {missing}; {len(vocabulary) - len(set(vocabulary))} duplicates"
+            )
+        for arg, value in (("units", units), ("layers", layers)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: `{arg}` must be a positive integer. Received: {value!r}")
+        if not 0 <= dropout < 1:
+            raise ValueError(f"{name}: `dropout` must be in [0, 1). Received: {dropout!r}")
+        self.vocabulary = vocabulary
+        self.units, self.layers_count, self.dropout = units, layers, float(dropout)
+        self.embedding_dim = embedding_dim or units
+        self.lowercase = bool(lowercase)
+        self._index = {w: i for i, w in enumerate(vocabulary)}
+        self.network = _network(len(vocabulary), units, layers, self.dropout, self.embedding_dim)
+
+    def call(self, ids, training=None):
+        return self.network(ids, training=training)
+
+    @classmethod
+    def from_text(cls, train_path, validation_path=None, **options):
+        """Train a model on text files: the same as ``train_language_model``.
+
+        Args:
+            train_path, validation_path, **options: see ``train_language_model``.
+
+        Returns:
+            The trained ``WordLanguageModel``.
+
+        Example:
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "train.txt")
+        >>> _ = open(path, "w").write("the cat sat\\n" * 20)
+        >>> lm = WordLanguageModel.from_text(path, epochs=1, units=8, layers=1,
+        ...                                  sequence_length=5, verbose=0)
+        >>> lm.vocabulary
+        ['<eos>', '<unk>', 'cat', 'sat', 'the']
+        """
+        from keras_seqmodels.language_model.training import train_language_model
+
+        return train_language_model(train_path, validation_path, **options)
+
+    # Text <-> ids -----------------------------------------------------------
+
+    def ids(self, text):
+        """Word ids of a text as the model reads it (``[<eos>]`` for an empty text).
+
+        Args:
+            text: whitespace-separated words.
+
+        Returns:
+            A list of ints.
+        """
+        words = (str(text).lower() if self.lowercase else str(text)).split()
+        unk = self._index[textlib.UNK]
+        return [self._index.get(w, unk) for w in words] or [self._index[textlib.EOS]]
+
+    def _decoder(self):
+        """The incremental decoder of ``network`` (built once: it shares the weights)."""
+        decoder = self.__dict__.get("_text_decoder")
+        if decoder is None:
+            from keras_seqmodels.cli.generate_commands import decoder_for
+
+            decoder = decoder_for(self.network)
+            object.__setattr__(self, "_text_decoder", decoder)  # not a tracked layer
+        return decoder
+
+    def next_words(self, texts, top_k=10):
+        """The next-word distribution after a text: ``[(word, probability), ...]``.
+
+        Args:
+            texts: a string, or a list of strings (then a list of answers).
+            top_k: how many words, most likely first (None: the whole
+                vocabulary).
+
+        Returns:
+            A list of ``(word, probability)`` pairs (a list of such lists for
+            a list of texts).
+        """
+        single = isinstance(texts, str)
+        decoder, out = self._decoder(), []
+        for t in [texts] if single else list(texts):
+            p = _softmax(decoder.start(self.ids(t)))
+            order = np.argsort(-p, kind="stable")[: top_k or len(p)]
+            out.append([(self.vocabulary[i], float(p[i])) for i in order])
+        return out[0] if single else out
+
+    def log_likelihood(self, text):
+        """Natural-log probability of a text's words after its first one.
+
+        The sum of ``log p(w_t | w_<t)`` for t >= 2 (as the exported
+        signature's ``log_likelihood``).
+
+        Args:
+            text: whitespace-separated words.
+
+        Returns:
+            A float (0.0 for a text of one word).
+        """
+        ids = np.array([self.ids(text)], "int32")
+        logits = np.asarray(self.network.predict_on_batch(ids), "float64")[0, :-1]
+        return float(np.sum(_log_softmax(logits)[np.arange(len(logits)), ids[0, 1:]]))
+
+    def generate(self, prompt="", length=20, greedy=False, temperature=1.0, seed=None):
+        """Continue a prompt by ``length`` words.
+
+        Each next word is the most likely one (``greedy=True``) or is drawn
+        from ``softmax(logits / temperature)`` with a NumPy generator seeded
+        by ``seed`` (same seed, same words). The prompt runs once; then each
+        word is one step of the LSTMs with their states carried over.
+        ``<eos>`` in the output marks the end of a sentence.
+
+        Args:
+            prompt: words to continue (empty: a sentence start).
+            length: number of words to produce (a positive integer).
+            greedy: take the most likely word instead of sampling.
+            temperature: > 0; lower is greedier (sampling only).
+            seed: integer seed of the sampler (None: a fresh one).
+
+        Returns:
+            The generated words, one string (without the prompt).
+        """
+        name = f"{type(self).__name__}.generate"
+        if not isinstance(length, int) or isinstance(length, bool) or length < 1:
+            raise ValueError(f"{name}: `length` must be a positive integer. Received: {length!r}")
+        if not temperature > 0:
+            raise ValueError(f"{name}: `temperature` must be > 0. Received: {temperature!r}")
+        rng = np.random.default_rng(seed)
+        decoder = self._decoder()
+        logits, words = decoder.start(self.ids(prompt)), []
+        for k in range(length):
+            if greedy:
+                nxt = int(np.argmax(logits))
+            else:
+                p = _softmax(np.asarray(logits, "float64") / temperature)
+                nxt = int(rng.choice(len(p), p=p))
+            words.append(self.vocabulary[nxt])
+            if k + 1 < length:
+                logits = decoder.step(nxt)
+        return " ".join(words)
+
+    def perplexity(self, path, sequence_length=35, batch_size=32):
+        """Perplexity of the model on a text file (tokenized as in training).
+
+        The file's word stream (``<eos>`` after each line) is cut into
+        consecutive windows of ``sequence_length`` words, each read from
+        zero LSTM states (the first words of a window see no earlier
+        context); every word after the stream's first is predicted once,
+        the last, shorter window included.
+
+        Args:
+            path: a text file or a list of them (``read_words``).
+            sequence_length: words per window.
+            batch_size: windows per model call.
+
+        Returns:
+            ``exp`` of the mean negative log-likelihood per predicted word.
+        """
+        words = textlib.read_words(path, self.lowercase, "perplexity", "path")
+        return self.stream_perplexity(textlib.to_ids(words, self.vocabulary), sequence_length,
+                                      batch_size)  # fmt: skip
+
+    def stream_perplexity(self, ids, sequence_length=35, batch_size=32):
+        """``perplexity`` of an id stream (a NumPy int array); see there.
+
+        Args:
+            ids: int array of word ids, at least two.
+            sequence_length, batch_size: as in ``perplexity``.
+
+        Returns:
+            A float.
+        """
+        ids = np.asarray(ids, "int32")
+        if len(ids) < 2:
+            raise ValueError("stream_perplexity: `ids` needs at least two words")
+        n = len(ids) - 1
+        count = -(-n // sequence_length)  # windows, the last one padded
+        x = np.zeros((count * sequence_length,), "int32")
+        y = np.zeros_like(x)
+        x[:n], y[:n] = ids[:-1], ids[1:]
+        x, y = x.reshape(count, sequence_length), y.reshape(count, sequence_length)
+        real = (np.arange(count * sequence_length) < n).reshape(count, sequence_length)
+        total = 0.0
+        for start in range(0, count, batch_size):
+            rows = slice(start, start + batch_size)
+            batch = np.zeros((batch_size, sequence_length), "int32")  # one traced shape
+            batch[: len(x[rows])] = x[rows]
+            logits = np.asarray(self.network.predict_on_batch(batch), "float64")[: len(x[rows])]
+            picked = np.take_along_axis(_log_softmax(logits), y[rows][..., None], -1)[..., 0]
+            total -= float(picked[real[rows]].sum())
+        return math.exp(total / n)
+
+    # Serialization -----------------------------------------------------------
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocabulary": self.vocabulary,
+            "units": self.units,
+            "layers": self.layers_count,
+            "dropout": self.dropout,
+            "embedding_dim": self.embedding_dim,
+            "lowercase": self.lowercase,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+def _network(vocabulary_size, units, layers, dropout, embedding_dim):
+    """The id model: Embedding -> (Dropout -> LSTM) x layers -> Dropout -> Dense."""
+    from keras_seqmodels import cells
+    from keras_seqmodels import layers as ks_layers
+
+    ids = keras.Input(shape=(None,), dtype="int32", name="ids")
+    x = keras.layers.Embedding(vocabulary_size, embedding_dim, name="embedding")(ids)
+    for i in range(layers):
+        x = keras.layers.Dropout(dropout, name=f"dropout_{i}")(x)
+        x = ks_layers.Recurrent(cells.LSTMCell(units, name=f"lstm_cell_{i}"),
+                                return_sequences=True, name=f"lstm_{i}")(x)  # fmt: skip
+    x = keras.layers.Dropout(dropout, name="dropout_out")(x)
+    # float32 logits also under a mixed precision policy (a stable softmax).
+    logits = keras.layers.Dense(vocabulary_size, dtype="float32", name="logits")(x)
+    return keras.Model(ids, logits, name="word_lstm")
+
+
+def _log_softmax(logits):
+    logits = np.asarray(logits, "float64")
+    shifted = logits - logits.max(-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+
+
+def _softmax(logits):
+    return np.exp(_log_softmax(logits))
