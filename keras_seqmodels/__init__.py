@@ -26,6 +26,7 @@ _SUBPACKAGES = (
     "data",
     "initializers",
     "layers",
+    "language_model",
     "memory",
     "seq2seq",
     "tagging",
