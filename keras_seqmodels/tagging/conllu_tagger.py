@@ -24,14 +24,18 @@ def _token(word):
     return "".join(word.split())
 
 
+def _by_count(counts):
+    """The keys of a ``Counter``, most frequent first (ties alphabetically)."""
+    return sorted(counts, key=lambda k: (-counts[k], k))
+
+
 def _vocabularies(sentences, min_count, max_words, lowercase):
     words = collections.Counter(
         (_token(w).lower() if lowercase else _token(w)) for ws, _ in sentences for w in ws
     )
     chars = collections.Counter(c for ws, _ in sentences for w in ws for c in _token(w))
-    by_count = lambda counts: sorted(counts, key=lambda k: (-counts[k], k))  # noqa: E731
-    word_vocab = [w for w in by_count(words) if words[w] >= min_count][:max_words]
-    return word_vocab, by_count(chars)
+    word_vocab = [w for w in _by_count(words) if words[w] >= min_count][:max_words]
+    return word_vocab, _by_count(chars)
 
 
 def build_tagger(word_vocabulary, char_vocabulary, tags, *, embedding_dim=64,
@@ -157,8 +161,8 @@ def train_tagger(train_path, validation_path=None, *, column="upos", min_count=2
     Raises:
         FileNotFoundError: a missing file.
         ValueError: a malformed line (with file and line), a file with no
-            sentence, an ``"xpos"`` column holding only ``_``, a bad
-            ``column``.
+            sentence or not UTF-8, an ``"xpos"`` column holding only ``_``, a
+            bad ``column``, no word seen ``min_count`` times.
 
     Example (TensorFlow backend):
 
@@ -172,12 +176,22 @@ def train_tagger(train_path, validation_path=None, *, column="upos", min_count=2
     >>> tagger(np.array(["Dogs bark"])).shape
     TensorShape([1, 2])
     """
+    for arg, value in (("min_count", min_count), ("epochs", epochs), ("batch_size", batch_size)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(
+                f"train_tagger: `{arg}` must be a positive integer. Received: {arg}={value!r}"
+            )
     train = _sentences(train_path, column)
     validation = None if validation_path is None else _sentences(validation_path, column)
     lowercase = model_options.get("lowercase", True)
     word_vocab, char_vocab = _vocabularies(train, min_count, max_words, lowercase)
+    if not word_vocab:
+        raise ValueError(
+            f"train_tagger: no word of {train_path} occurs min_count={min_count} times or "
+            "more; lower `min_count` or give more text"
+        )
     counts = collections.Counter(t for _, ts in train for t in ts)
-    tags = sorted(counts, key=lambda t: (-counts[t], t))
+    tags = _by_count(counts)
     for _, ts in validation or ():
         tags += [t for t in dict.fromkeys(ts) if t not in counts and t not in tags]
 
