@@ -239,3 +239,23 @@ def test_export_keeps_the_case_of_a_cased_model(tmp_path):
     np.testing.assert_allclose(served, [lm.log_likelihood(t) for t in texts], atol=1e-5)
     assert abs(served[0] - served[1]) > 1e-3 and abs(served[1] - served[2]) > 1e-3
     assert lm.ids("THE") == [1]  # unknown: not lower-cased
+
+
+def test_cli_generates_from_a_saved_language_model(trained, tmp_path, capsys):
+    from keras_seqmodels.cli.main import main
+
+    lm = trained[0]
+    path = tmp_path / "mine.keras"
+    lm.save(path)
+    capsys.readouterr()
+    args = ["generate", str(path), "--prompt", "the cat", "--length", "6", "--seed", "2"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    expected = "the cat " + lm.generate("the cat", 6, seed=2)
+    assert out.split() == expected.replace("<eos>", " ").split(), (out, expected)
+
+    other = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    other.save(tmp_path / "dense.keras")
+    code = main(["generate", str(tmp_path / "dense.keras")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "WordLanguageModel" in err, err
