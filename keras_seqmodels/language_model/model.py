@@ -133,7 +133,7 @@ class WordLanguageModel(keras.Model):
         """The incremental decoder of ``network`` (built once: it shares the weights)."""
         decoder = self.__dict__.get("_text_decoder")
         if decoder is None:
-            from keras_seqmodels.cli.generate_commands import decoder_for
+            from keras_seqmodels.language_model.decoding import decoder_for
 
             decoder = decoder_for(self.network)
             object.__setattr__(self, "_text_decoder", decoder)  # not a tracked layer

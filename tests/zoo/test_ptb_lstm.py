@@ -11,7 +11,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_seqmodels.cli import generate_commands
+from keras_seqmodels.language_model import decoding
 from keras_seqmodels.zoo.models.ptb_lstm import network
 
 # Written for this test in the style of Mikolov's PTB preprocessing (lower
@@ -85,14 +85,14 @@ def test_stateful_chunked_evaluation_equals_one_pass(lm, recipe):
 
 def test_sampling_is_seeded_and_uses_the_vocabulary(lm):
     model, vocab, _ = lm
-    a = generate_commands.sample(model, vocab, "the company", 8, temperature=0.8, seed=3)
-    b = generate_commands.sample(model, vocab, "the company", 8, temperature=0.8, seed=3)
+    a = decoding.sample(model, vocab, "the company", 8, temperature=0.8, seed=3)
+    b = decoding.sample(model, vocab, "the company", 8, temperature=0.8, seed=3)
     assert a == b and len(a) == 8 and set(a) <= set(vocab)
-    greedy = generate_commands.sample(model, vocab, "the", 3, temperature=1e-4, seed=1)
+    greedy = decoding.sample(model, vocab, "the", 3, temperature=1e-4, seed=1)
     logits = np.asarray(model(np.array([[vocab.index("the")]], "int32")))[0, -1]
     assert greedy[0] == vocab[int(np.argmax(logits))]
     with pytest.raises(ValueError, match="temperature"):
-        generate_commands.sample(model, vocab, "the", 2, temperature=0.0)
+        decoding.sample(model, vocab, "the", 2, temperature=0.0)
 
 
 def _full_prefix_sample(model, vocab, prompt, length, temperature, seed):
@@ -113,17 +113,17 @@ def test_sampling_carries_the_lstm_states_and_matches_the_full_prefix(lm):
     """The recipe's model is stepped one word at a time (prompt once, then the
     LSTM states carried), and gives the words of the full-prefix sampler."""
     model, vocab, _ = lm
-    decoder = generate_commands.decoder_for(model)
+    decoder = decoding.decoder_for(model)
     assert decoder.incremental
     prompt, length = "the company said", 12
     expected_logits = np.asarray(model(np.array([[vocab.index(w) for w in prompt.split()]])))
     np.testing.assert_allclose(decoder.start([vocab.index(w) for w in prompt.split()]),
                                expected_logits[0, -1], rtol=1e-5, atol=1e-6)  # fmt: skip
     for temperature, seed in ((1e-4, 0), (0.8, 3), (1.0, 7)):
-        ours = generate_commands.sample(model, vocab, prompt, length, temperature, seed)
+        ours = decoding.sample(model, vocab, prompt, length, temperature, seed)
         assert ours == _full_prefix_sample(model, vocab, prompt, length, temperature, seed)
     # Linear cost: each word is run through the model once.
-    decoder = generate_commands.decoder_for(model)
+    decoder = decoding.decoder_for(model)
     decoder.start([0, 1, 2])
     for i in range(5):
         decoder.step(i)
@@ -139,8 +139,8 @@ def test_sampling_reruns_the_prefix_for_a_model_that_is_not_a_recurrent_chain(lm
     h = keras.layers.Embedding(len(vocab), 8)(ids)
     h = keras.layers.Conv1D(8, 3, padding="causal")(h)
     model = keras.Model(ids, keras.layers.Dense(len(vocab))(h))
-    assert not generate_commands.decoder_for(model).incremental
-    ours = generate_commands.sample(model, vocab, "the company", 6, 0.8, 2)
+    assert not decoding.decoder_for(model).incremental
+    ours = decoding.sample(model, vocab, "the company", 6, 0.8, 2)
     assert ours == _full_prefix_sample(model, vocab, "the company", 6, 0.8, 2)
 
 

@@ -31,7 +31,7 @@ class LanguageModelTask(Task):
     def predict_batch(self, inputs, top_k=10):
         import numpy as np
 
-        from keras_seqmodels.cli.generate_commands import decoder_for
+        from keras_seqmodels.language_model.decoding import decoder_for
 
         decoder = decoder_for(self.model)
         out = []
@@ -58,7 +58,7 @@ class LanguageModelTask(Task):
             temperature: > 0; lower is greedier.
             seed: integer seed of the sampler (same seed, same words).
         """
-        from keras_seqmodels.cli.generate_commands import sample
+        from keras_seqmodels.language_model.decoding import sample
 
         if not isinstance(length, int) or length < 1:
             raise ValueError(f"generate: `length` must be a positive integer. Received: {length}")

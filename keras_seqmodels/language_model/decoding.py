@@ -1,0 +1,189 @@
+"""Next-word decoding of a word-level language model: the prompt once, then
+one word at a time with the recurrent states carried (``decoder_for``), and
+temperature sampling on top of it (``sample``). Used by ``WordLanguageModel``,
+the zoo's ptb-lstm task and ``seqmodels generate``."""
+
+# Layers that act on each position alone: a chain of these and forward
+# Recurrent runners is causal, so its next-word logits after one more word
+# follow from the carried states and that word.
+_POSITIONWISE = ("InputLayer", "Embedding", "Dropout", "Dense", "Activation", "Softmax")
+
+
+def _recurrent_chain(model):
+    """The layers of ``model`` if it is a chain that can be stepped word by word.
+
+    That is a functional model ``ids -> logits`` whose layers each take the
+    previous one's output, all position-wise (``_POSITIONWISE``, no
+    ``mask_zero``) or forward, non-stateful ``Recurrent`` runners returning
+    sequences, at least one of them. Otherwise ``None``.
+    """
+    from keras_seqmodels.layers import Recurrent
+
+    try:
+        config = model.get_config()
+        nodes = config["layers"]
+    except (AttributeError, KeyError, NotImplementedError, TypeError):
+        return None
+    if len(model.inputs) != 1 or len(model.outputs) != 1 or len(nodes) != len(model.layers):
+        return None
+    for i, (node, layer) in enumerate(zip(nodes, model.layers)):
+        if node.get("name") != layer.name:
+            return None
+        if isinstance(layer, Recurrent):
+            if layer.go_backwards or layer.stateful or not layer.return_sequences:
+                return None
+            if layer.return_state:
+                return None
+        elif type(layer).__name__ not in _POSITIONWISE or getattr(layer, "mask_zero", False):
+            return None
+        if i == 0:
+            if node["class_name"] != "InputLayer":
+                return None
+            continue
+        inbound = node.get("inbound_nodes", [])
+        if len(inbound) != 1 or len(inbound[0].get("args", [])) != 1:
+            return None
+        arg = inbound[0]["args"][0]
+        history = arg.get("config", {}).get("keras_history") if isinstance(arg, dict) else None
+        if not history or history[0] != nodes[i - 1]["name"]:
+            return None
+        kwargs = inbound[0].get("kwargs", {})
+        if any(v is not None for k, v in kwargs.items() if k != "training"):
+            return None  # an initial state or a mask from elsewhere
+    if not any(isinstance(layer, Recurrent) for layer in model.layers):
+        return None
+    return list(model.layers)
+
+
+class _PrefixDecoder:
+    """Any causal model: the whole text so far at every step (cost grows with it)."""
+
+    incremental = False
+
+    def __init__(self, model):
+        self.model = model
+        self.positions = 0  # token positions run through the model
+
+    def _last(self):
+        import numpy as np
+
+        self.positions += len(self.ids)
+        return np.asarray(self.model(np.array([self.ids], "int32"), training=False))[0, -1]
+
+    def start(self, ids):
+        self.ids = list(ids)
+        return self._last()
+
+    def step(self, word_id):
+        self.ids.append(word_id)
+        return self._last()
+
+
+class _StateDecoder:
+    """A recurrent chain: the prompt once, then one word at a time.
+
+    A second model shares the language model's layers (same weights); each
+    ``Recurrent`` is replaced by a runner around the same cell that takes
+    initial states and returns its final ones, and those are fed back at the
+    next word. Run with ``predict_on_batch`` (compiled once per input length).
+    """
+
+    incremental = True
+
+    def __init__(self, model, layers):
+        import keras
+
+        from keras_seqmodels.layers import Recurrent
+
+        ids = keras.Input(batch_shape=(None, None), dtype="int32", name="ids")
+        x, state_inputs, state_outputs, self._zero_states = ids, [], [], []
+        for layer in layers[1:]:
+            if not isinstance(layer, Recurrent):
+                x = layer(x)
+                continue
+            zeros = [keras.ops.convert_to_numpy(s) for s in layer._initial_state(1)]
+            inputs = [
+                keras.Input(
+                    batch_shape=(None,) + z.shape[1:], dtype=z.dtype, name=f"{layer.name}_state_{k}"
+                )
+                for k, z in enumerate(zeros)
+            ]
+            runner = Recurrent(layer.cell, return_sequences=True, return_state=True,
+                               precompute_inputs=layer.precompute_inputs,
+                               dtype=layer.dtype_policy, name=f"{layer.name}_stepper")  # fmt: skip
+            x, *final = runner(x, initial_state=inputs)
+            state_inputs += inputs
+            state_outputs += final
+            self._zero_states += zeros
+        self.stepper = keras.Model([ids, *state_inputs], [x, *state_outputs],
+                                   name=f"{model.name}_stepper")  # fmt: skip
+        self.positions = 0
+
+    def _run(self, ids):
+        import numpy as np
+
+        self.positions += len(ids)
+        logits, *self.states = self.stepper.predict_on_batch(
+            [np.array([ids], "int32"), *self.states]
+        )
+        return np.asarray(logits)[0, -1]
+
+    def start(self, ids):
+        self.states = list(self._zero_states)
+        return self._run(list(ids))
+
+    def step(self, word_id):
+        return self._run([word_id])
+
+
+def decoder_for(model):
+    """A next-word decoder for ``model``: incremental when it is a recurrent chain."""
+    layers = _recurrent_chain(model)
+    return _StateDecoder(model, layers) if layers is not None else _PrefixDecoder(model)
+
+
+def sample(model, vocabulary, prompt, length, temperature=1.0, seed=None):
+    """Sample ``length`` words after ``prompt`` from a word-level language model.
+
+    Each next word w is drawn from softmax(logits / temperature), the logits
+    of the model at the last position of the text so far. Prompt words not in
+    the vocabulary become ``<unk>``.
+
+    A model that is a chain of position-wise layers and ``Recurrent`` runners
+    (ptb-lstm) runs the prompt once and then one word per step, carrying the
+    LSTM states (linear in the length); any other causal model is re-run on
+    the whole text at every step. Both give the same words.
+
+    Args:
+        model: maps int ids ``(1, time)`` to logits ``(1, time, vocab)``.
+        vocabulary: list of words, id i ↦ ``vocabulary[i]``.
+        prompt: whitespace-separated words (lower-cased, as PTB).
+        length: number of words to sample.
+        temperature: > 0; lower is greedier.
+        seed: integer seed of the sampler.
+
+    Returns:
+        The sampled words, a list of strings.
+    """
+    import numpy as np
+
+    if temperature <= 0:
+        raise ValueError(f"generate: `temperature` must be > 0. Received: {temperature}")
+    index = {w: i for i, w in enumerate(vocabulary)}
+    unk = index.get("<unk>", 0)
+    eos = index.get("<eos>")
+    ids = [index.get(w, unk) for w in prompt.lower().split()]
+    if not ids:
+        ids = [eos if eos is not None else unk]
+    rng = np.random.default_rng(seed)
+    decoder = decoder_for(model)
+    out = []
+    logits = decoder.start(ids)
+    for k in range(length):
+        logits = logits.astype("float64") / temperature
+        p = np.exp(logits - logits.max())
+        nxt = int(rng.choice(len(p), p=p / p.sum()))
+        out.append(vocabulary[nxt])
+        if k + 1 < length:
+            logits = decoder.step(nxt)
+    return out
