@@ -5,6 +5,7 @@ from keras import ops, tree
 
 from keras_seqmodels._compat import DropoutRNNCell, backend_rnn
 from keras_seqmodels.cells.stacked_cells import StackedCells, check_cells
+from keras_seqmodels.layers import backend_rnn as library_rnn
 from keras_seqmodels.layers import fused_rnn
 from keras_seqmodels.utils import validation
 
@@ -44,6 +45,15 @@ class Recurrent(keras.layers.Layer):
       other activations, subclasses of these cells, ``unroll=True``,
       recurrent dropout while training, the PyTorch backend, or
       ``fused=False``.
+    - **Backend library kernels.** Before the fused path, ``LSTMCell``
+      (no peepholes) on JAX runs through ``jax.experimental.rnn.lstm``
+      (cuDNN) when JAX runs on a GPU in float32 (``jax.experimental.rnn``
+      has no GRU), and ``LSTMCell`` (no peepholes) and
+      ``GRUCell(reset_after=True)`` on PyTorch run through ``torch.lstm`` /
+      ``torch.gru`` (native code on CPU, cuDNN on CUDA); same conditions as
+      the fused path, float32 or float64, and a right-padded mask or none
+      (a mask with holes runs the loops above). The results are the generic
+      loop's. See ``keras_seqmodels.layers.backend_rnn``.
     - **Robustness.** Zero-length sequences return the initial state; rows
       that are entirely masked keep their initial state and output zeros; a
       stateful layer called with another batch size raises a clear error.
@@ -301,6 +311,11 @@ class Recurrent(keras.layers.Layer):
 
         if sequences.shape[1] == 0:
             return self._empty_result(sequences, initial_state)
+
+        # The backend library's fused kernel (cuDNN on a GPU), where it applies.
+        result = library_rnn.run(self, sequences, initial_state, mask, training)
+        if result is not None:
+            return result
 
         kind = self._fused_kind(training)
         if kind is not None:

@@ -1,0 +1,347 @@
+"""Backend library kernels for ``Recurrent`` with an LSTM or reset-after GRU cell.
+
+``Recurrent`` hands a call to ``run`` first; ``run`` either computes the
+layer's result with a fused kernel of the backend's own library or returns
+``None``, and the runner goes on with its own loop. The kernels:
+
+- **JAX, LSTM only:** ``jax.experimental.rnn.lstm`` (cuDNN), when
+  ``jax.default_backend() == "gpu"`` and the compute dtype is float32.
+  ``jax.experimental.rnn`` has no GRU, so ``GRUCell`` keeps the runner's
+  loop on JAX. Setting the private flag ``_JAX_REFERENCE = True`` runs the
+  same code on any device with ``jax.experimental.rnn.lstm_ref`` (the same
+  computation in plain JAX, with the same packed weights, unpacked by
+  ``unpack_lstm_weights``), so the packing, the lengths and the state
+  handling are tested against the generic loop on CPU.
+- **PyTorch, LSTM and reset-after GRU:** ``torch.lstm`` / ``torch.gru`` (the
+  functions behind ``torch.nn.LSTM`` / ``torch.nn.GRU``: native code on CPU,
+  cuDNN on a CUDA device), with a right-padded mask through
+  ``torch.nn.utils.rnn.pack_padded_sequence``.
+
+Which cells qualify (``kind``): exactly ``LSTMCell`` without peepholes and
+``GRUCell(reset_after=True)`` (not subclasses), with ``tanh`` and
+``sigmoid``, float32 or float64 (float32 only on the GPU for JAX), no
+recurrent dropout while training (input dropout is applied to the inputs
+before the kernel, with the cell's mask), ``unroll=False``, ``fused=True``.
+
+Masks: the kernels take one length per sequence, so they give the generic
+loop's result for right-padded masks (each row some True steps, then only
+False), including rows with no True step (they keep their initial states
+and output zeros). A mask with holes (a False step before a True one) goes
+to the runner's own loop: on PyTorch, and on JAX when the mask is a concrete
+array, this is decided in Python; inside a traced JAX function (``jit``,
+``model.fit``) the choice is made at run time by ``lax.cond`` between the
+cuDNN call and a masked ``lax.scan`` of the same step (both are compiled).
+
+``go_backwards`` reverses each sequence within its length before the kernel
+and puts the outputs back in the order the generic loop returns them (the
+reversed order, padding first), so outputs, final states and their
+gradients are those of the generic loop.
+"""
+
+import keras
+from keras import ops
+
+# Private switch for tests: run the JAX path with ``lstm_ref`` on any device.
+_JAX_REFERENCE = False
+
+_DTYPES = ("float32", "float64")
+
+
+def kind(layer, training):
+    """The library kernel for this layer and call, ``"lstm"``, ``"gru"`` or ``None``."""
+    from keras_seqmodels import cells
+
+    if not layer.fused or layer.unroll:
+        return None
+    backend = keras.backend.backend()
+    if backend not in ("jax", "torch"):
+        return None
+    cell = layer.cell
+    cls = type(cell)
+    tanh, sigmoid = keras.activations.tanh, keras.activations.sigmoid
+    if getattr(cell, "activation", None) is not tanh:
+        return None
+    if getattr(cell, "recurrent_activation", None) is not sigmoid:
+        return None
+    if cls is cells.LSTMCell and not cell.use_peepholes:
+        name = "lstm"
+    elif cls is cells.GRUCell and cell.reset_after:
+        name = "gru"
+    else:
+        return None
+    if training and getattr(cell, "recurrent_dropout", 0) > 0:
+        return None
+    dtype = cell.compute_dtype
+    if dtype not in _DTYPES:
+        return None
+    if backend == "jax":
+        if name != "lstm":
+            return None
+        if _JAX_REFERENCE:
+            return name
+        import jax
+
+        if jax.default_backend() != "gpu" or dtype != "float32":
+            return None
+    return name
+
+
+def run(layer, sequences, initial_state, mask, training):
+    """The layer's result computed with the backend's kernel, or ``None``.
+
+    Args:
+        layer: the ``Recurrent`` layer.
+        sequences: ``(batch, time, features)``, at least one step.
+        initial_state: the list of initial states in the compute dtype.
+        mask: ``None`` or boolean ``(batch, time)``.
+        training: whether input dropout is active.
+
+    Returns:
+        What ``Recurrent.call`` returns, or ``None`` when no kernel applies
+        (the runner then uses its own loop).
+    """
+    name = kind(layer, training)
+    if name is None:
+        return None
+    backend = keras.backend.backend()
+    if mask is not None:
+        mask = ops.cast(mask, "bool")
+        if _concrete(mask) and not _right_padded_concrete(mask):
+            return None
+    cell = layer.cell
+    dtype = cell.compute_dtype
+    x = ops.cast(sequences, dtype)
+    if training and getattr(cell, "dropout", 0) > 0:
+        cell.reset_dropout_mask()
+        x = x * ops.expand_dims(cell.get_dropout_mask(x[:, 0, :]), 1)
+        cell.reset_dropout_mask()
+    states = list(initial_state)
+    options = (layer.go_backwards, layer.zero_output_for_mask)
+    if backend == "jax":
+        outputs, finals, last = _jax_lstm(cell, x, states, mask, *options)
+    else:
+        outputs, finals, last = _torch_rnn(name, cell, x, states, mask, *options)
+    finals = list(finals)
+    if mask is not None:
+        # Recurrent._finish takes the last output as one more state.
+        finals.append(last)
+    return layer._finish((last, outputs, finals), mask, False)
+
+
+# Shared pieces (keras.ops) -------------------------------------------------
+
+
+def _concrete(mask):
+    if keras.backend.backend() != "jax":
+        return True
+    import jax
+
+    return not isinstance(mask, jax.core.Tracer)
+
+
+def _right_padded(mask):
+    """``(is_right_padded, lengths)`` of a boolean ``(batch, time)`` mask."""
+    lengths = ops.cast(ops.sum(ops.cast(mask, "int32"), axis=1), "int32")
+    steps = ops.arange(ops.shape(mask)[1], dtype="int32")
+    expected = ops.expand_dims(steps, 0) < ops.expand_dims(lengths, 1)
+    return ops.all(ops.equal(mask, expected)), lengths
+
+
+def _right_padded_concrete(mask):
+    return bool(ops.convert_to_numpy(_right_padded(mask)[0]))
+
+
+def _row_gather(x, index):
+    """``x[b, index[b, t]]`` for ``x`` ``(batch, time, width)``."""
+    index = ops.broadcast_to(ops.expand_dims(index, -1), ops.shape(x))
+    return ops.take_along_axis(x, index, axis=1)
+
+
+def _reverse_within(x, lengths):
+    """Each row's first ``lengths[b]`` steps reversed (the rest rotated)."""
+    steps = ops.shape(x)[1]
+    t = ops.expand_dims(ops.arange(steps, dtype="int32"), 0)
+    index = ops.mod(ops.expand_dims(lengths, 1) - 1 - t, steps)
+    return _row_gather(x, index)
+
+
+def _prepare(x, mask, go_backwards):
+    """Kernel inputs and clamped lengths (``None`` lengths: every row full)."""
+    if mask is None:
+        return (ops.flip(x, 1) if go_backwards else x), None
+    _, lengths = _right_padded(mask)
+    if go_backwards:
+        x = _reverse_within(x, lengths)
+    return x, lengths
+
+
+def _finish_outputs(y, finals, init, lengths, go_backwards, zero_output):
+    """The generic loop's outputs, final states and last output.
+
+    ``y`` is the kernel's output sequence (processing order, each row's
+    valid steps first); rows of length 0 ran one step and get their initial
+    states back.
+    """
+    if lengths is None:
+        return y, finals, finals[0]
+    steps = ops.shape(y)[1]
+    t = ops.expand_dims(ops.arange(steps, dtype="int32"), 0)
+    length = ops.expand_dims(lengths, 1)
+    empty = length == 0
+    finals = [ops.where(empty, s0, s) for s, s0 in zip(finals, init)]
+    last = ops.where(empty, ops.zeros_like(finals[0]), finals[0])
+    if go_backwards:
+        # The generic loop meets the padding first: the output of real step k
+        # sits at position steps - length + k, before it only zeros.
+        shift = steps - length
+        y = _row_gather(y, ops.mod(t - shift, steps))
+        valid = t >= shift
+        return ops.where(ops.expand_dims(valid, -1), y, ops.zeros_like(y)), finals, last
+    valid = ops.expand_dims(t < length, -1)
+    fill = ops.zeros_like(y) if zero_output else ops.expand_dims(last, 1)
+    return ops.where(valid, y, fill), finals, last
+
+
+# JAX ---------------------------------------------------------------------
+
+
+def _jax_lstm(cell, x, states, mask, go_backwards, zero_output):
+    import jax
+    import jax.numpy as jnp
+
+    dtype = x.dtype
+    kernel = ops.cast(cell.kernel, dtype)
+    recurrent = ops.cast(cell.recurrent_kernel, dtype)
+    bias = cell.bias
+    bias = jnp.zeros((kernel.shape[1],), dtype) if bias is None else ops.cast(bias, dtype)
+    h0, c0 = states
+
+    def library(x, h0, c0, kernel, recurrent, bias, mask):
+        x_in, lengths = _prepare(x, mask, go_backwards)
+        if lengths is None:
+            seq_lengths = jnp.full((x.shape[0],), x.shape[1], jnp.int32)
+        else:
+            seq_lengths = jnp.maximum(lengths, 1).astype(jnp.int32)
+        y, h, c = _jax_library_lstm(x_in, h0, c0, kernel, recurrent, bias, seq_lengths)
+        return _finish_outputs(y, [h, c], [h0, c0], lengths, go_backwards, zero_output)
+
+    args = (x, h0, c0, kernel, recurrent, bias)
+    if mask is None or _concrete(mask):
+        return library(*args, mask)
+
+    def with_holes(x, h0, c0, kernel, recurrent, bias, mask):
+        return _jax_masked_scan(x, h0, c0, kernel, recurrent, bias, mask, go_backwards, zero_output)
+
+    right, _ = _right_padded(mask)
+    return jax.lax.cond(right, library, with_holes, *args, mask)
+
+
+def _jax_library_lstm(x, h0, c0, kernel, recurrent, bias, seq_lengths):
+    """One forward LSTM layer of ``jax.experimental.rnn`` (batch first)."""
+    import jax.numpy as jnp
+    from jax.experimental import rnn
+
+    features, units = kernel.shape[0], recurrent.shape[0]
+    # cuDNN's packed layout: W_ih (4u, in), W_hh (4u, u), b_ih, b_hh, gates
+    # [i, f, g, o] as Keras; the second bias is zero.
+    weights = jnp.concatenate(
+        [kernel.T.ravel(), recurrent.T.ravel(), bias.ravel(), jnp.zeros_like(bias)]
+    )
+    args = (features, units, 1, 0.0, False)
+    if _JAX_REFERENCE:
+        w_ih, w_hh, b_ih, b_hh = rnn.unpack_lstm_weights(weights, *args[:3], False)
+        y, h, c = rnn.lstm_ref(x, h0[None], c0[None], w_ih, w_hh, b_ih, b_hh, seq_lengths, *args)
+    else:
+        y, h, c = rnn.lstm(x, h0[None], c0[None], weights, seq_lengths, *args)
+    return y, h[0], c[0]
+
+
+def _jax_masked_scan(x, h0, c0, kernel, recurrent, bias, mask, go_backwards, zero_output):
+    """The generic loop's LSTM for any mask (the ``lax.cond`` branch for holes)."""
+    import jax
+    import jax.numpy as jnp
+
+    xs = jnp.swapaxes(x, 0, 1)
+    ms = jnp.swapaxes(mask, 0, 1)[..., None]
+    if go_backwards:
+        xs, ms = xs[::-1], ms[::-1]
+    zs = xs @ kernel + bias
+    units = h0.shape[-1]
+
+    def step(carry, inputs):
+        h, c, kept = carry
+        z, m = inputs
+        a = z + h @ recurrent
+        i = jax.nn.sigmoid(a[:, :units])
+        f = jax.nn.sigmoid(a[:, units : 2 * units])
+        g = jnp.tanh(a[:, 2 * units : 3 * units])
+        o = jax.nn.sigmoid(a[:, 3 * units :])
+        c_new = f * c + i * g
+        h_new = o * jnp.tanh(c_new)
+        kept = jnp.where(m, h_new, kept)
+        out = jnp.where(m, h_new, jnp.zeros_like(h_new)) if zero_output else kept
+        return (jnp.where(m, h_new, h), jnp.where(m, c_new, c), kept), out
+
+    (h, c, last), ys = jax.lax.scan(step, (h0, c0, jnp.zeros_like(h0)), (zs, ms))
+    return jnp.swapaxes(ys, 0, 1), [h, c], last
+
+
+# PyTorch -----------------------------------------------------------------
+
+
+def _torch_gates(name, w):
+    """Keras gate blocks along the last axis to PyTorch's, rows per gate."""
+    import torch
+
+    if name == "gru":
+        # Keras [z, r, h] -> PyTorch [r, z, n].
+        z, r, n = torch.chunk(w, 3, dim=-1)
+        w = torch.cat([r, z, n], dim=-1)
+    return w.T.contiguous() if w.dim() == 2 else w.contiguous()
+
+
+def _torch_rnn(name, cell, x, states, mask, go_backwards, zero_output):
+    import torch
+    from torch.nn.utils import rnn as torch_rnn
+
+    dtype = x.dtype
+    params = [
+        _torch_gates(name, ops.cast(cell.kernel, dtype)),
+        _torch_gates(name, ops.cast(cell.recurrent_kernel, dtype)),
+    ]
+    bias = cell.bias
+    if bias is not None:
+        bias = ops.cast(bias, dtype)
+        if name == "gru":
+            params += [_torch_gates(name, bias[0]), _torch_gates(name, bias[1])]
+        else:
+            params += [_torch_gates(name, bias), torch.zeros_like(bias)]
+    has_bias = bias is not None
+    init = list(states)
+    hx = [s.unsqueeze(0).contiguous() for s in init]
+    op = torch.lstm if name == "lstm" else torch.gru
+    hx_arg = tuple(hx) if name == "lstm" else hx[0]
+    x_in, lengths = _prepare(x, mask, go_backwards)
+    if lengths is None:
+        result = op(x_in.contiguous(), hx_arg, params, has_bias, 1, 0.0, False, False, True)
+        y, finals = result[0], [s[0] for s in result[1:]]
+        return _finish_outputs(y, finals, init, None, go_backwards, zero_output)
+    packed = torch_rnn.pack_padded_sequence(
+        x_in,
+        torch.clamp(lengths, min=1).to("cpu", torch.int64),
+        batch_first=True,
+        enforce_sorted=False,
+    )
+    order, unorder = packed.sorted_indices, packed.unsorted_indices
+    if name == "lstm":
+        hx_arg = tuple(s.index_select(1, order) for s in hx)
+    else:
+        hx_arg = hx[0].index_select(1, order)
+    result = op(packed.data, packed.batch_sizes, hx_arg, params, has_bias, 1, 0.0, False, False)
+    y, _ = torch_rnn.pad_packed_sequence(
+        torch_rnn.PackedSequence(result[0], packed.batch_sizes, order, unorder),
+        batch_first=True,
+        total_length=x.shape[1],
+    )
+    finals = [s[0].index_select(0, unorder) for s in result[1:]]
+    return _finish_outputs(y, finals, init, lengths, go_backwards, zero_output)

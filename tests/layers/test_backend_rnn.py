@@ -1,0 +1,371 @@
+"""``Recurrent`` through the backend library's fused kernels (``backend_rnn``)
+against its generic loop (``fused=False``).
+
+JAX: ``jax.experimental.rnn`` runs cuDNN only on a GPU; the private switch
+``backend_rnn._JAX_REFERENCE`` runs the same code with ``lstm_ref`` on CPU.
+PyTorch: ``torch.lstm`` / ``torch.gru`` run on CPU; from another backend the
+PyTorch tests run in a subprocess with ``KERAS_BACKEND=torch``.
+"""
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+import keras_seqmodels as ks
+from keras_seqmodels.layers import backend_rnn
+
+BACKEND = keras.backend.backend()
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+jax_only = pytest.mark.skipif(BACKEND != "jax", reason="JAX backend kernel")
+torch_only = pytest.mark.skipif(BACKEND != "torch", reason="PyTorch backend kernel")
+
+# Right padding with a full row, a one-step row and a row of length 0.
+LENGTHS = np.array([7, 4, 1, 0])
+PADDED = np.arange(7)[None, :] < LENGTHS[:, None]
+HOLES = PADDED.copy()
+HOLES[0, 2] = False  # a masked step before unmasked ones
+
+
+def np_(x):
+    return ops.convert_to_numpy(x)
+
+
+def exact_tanh():
+    # keras.ops.tanh returns float32 for float64 input on JAX; the generic
+    # side must stay float64 for a 1e-9 comparison.
+    if BACKEND == "jax":
+        import jax
+
+        return jax.numpy.tanh
+    return "tanh"
+
+
+def make_pair(kind, dtype, seed=0, cell_kw=None, **layer_kw):
+    """A layer taking the library kernel and a generic one, same weights."""
+    layers = []
+    for fused in (True, False):
+        kw = dict(cell_kw or {})
+        if not fused and dtype == "float64":
+            kw["activation"] = exact_tanh()
+        if kind == "lstm":
+            cell = ks.cells.LSTMCell(5, dtype=dtype, **kw)
+        else:
+            cell = ks.cells.GRUCell(5, reset_after=True, dtype=dtype, **kw)
+        layer = ks.layers.Recurrent(cell, fused=fused, dtype=dtype, **layer_kw)
+        layer.build((None, 7, 3))
+        layers.append(layer)
+    rng = np.random.default_rng(seed)
+    values = [rng.uniform(-0.7, 0.7, w.shape) for w in layers[0].weights]
+    for layer in layers:
+        for var, value in zip(layer.weights, values):
+            var.assign(value.astype(var.dtype))
+    return layers
+
+
+def value_and_grads(layer, x, states, mask, proj):
+    """Outputs and the gradients of ``sum(outputs * proj)`` with respect to
+    the input, the initial states and the cell's weights."""
+    variables = layer.cell.trainable_weights
+
+    def loss_of(x, states):
+        outs = layer(x, initial_state=list(states), mask=mask, training=True)
+        outs = outs if isinstance(outs, list) else [outs]
+        return sum(ops.sum(o * p) for o, p in zip(outs, proj)), outs
+
+    if BACKEND == "torch":
+        import torch
+
+        x = torch.tensor(x, requires_grad=True)
+        states = [torch.tensor(s, requires_grad=True) for s in states]
+        proj = [torch.tensor(p) for p in proj]
+        loss, outs = loss_of(x, states)
+        grads = torch.autograd.grad(loss, [x] + states + [v.value for v in variables])
+        return [np_(o.detach()) for o in outs], [np_(g) for g in grads]
+    import jax
+
+    def pure(values, x, states):
+        with keras.StatelessScope(state_mapping=list(zip(variables, values))):
+            return loss_of(x, states)
+
+    (_, outs), grads = jax.value_and_grad(pure, argnums=(0, 1, 2), has_aux=True)(
+        [v.value for v in variables], x, list(states)
+    )
+    weight_grads, dx, dstates = grads
+    return [np_(o) for o in outs], [np_(dx)] + [np_(g) for g in dstates] + [
+        np_(g) for g in weight_grads
+    ]
+
+
+def assert_pair_equal(kind, dtype, atol, mask, **layer_kw):
+    fused, generic = make_pair(kind, dtype, **layer_kw)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 7, 3)).astype(dtype)
+    n_states = 2 if kind == "lstm" else 1
+    states = [rng.standard_normal((4, 5)).astype(dtype) for _ in range(n_states)]
+    shapes = fused.compute_output_shape((4, 7, 3))
+    shapes = shapes if isinstance(shapes, list) else [shapes]
+    proj = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    outs_f, grads_f = value_and_grads(fused, x, states, mask, proj)
+    outs_g, grads_g = value_and_grads(generic, x, states, mask, proj)
+    assert len(outs_f) == len(outs_g) and len(grads_f) == len(grads_g)
+    for a, b in zip(outs_f, outs_g):
+        np.testing.assert_allclose(a, b, atol=atol, rtol=0)
+    for a, b in zip(grads_f, grads_g):
+        assert np.abs(b).max() > 0  # not a comparison between zeros
+        np.testing.assert_allclose(a, b, atol=atol, rtol=0)
+
+
+class Counter:
+    """Counts the calls of a module function while passing them on."""
+
+    def __init__(self, monkeypatch, name):
+        self.calls = 0
+        original = getattr(backend_rnn, name)
+
+        def wrapped(*args, **kwargs):
+            self.calls += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(backend_rnn, name, wrapped)
+
+
+CASES = [
+    # (mask, go_backwards, zero_output_for_mask, return_sequences)
+    (None, False, True, True),
+    (None, True, True, True),
+    ("padded", False, True, True),
+    ("padded", False, False, True),
+    ("padded", True, True, True),
+    ("padded", True, False, False),
+]
+MASKS = {None: None, "padded": PADDED, "holes": HOLES}
+
+
+# JAX ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def jax_reference(monkeypatch):
+    monkeypatch.setattr(backend_rnn, "_JAX_REFERENCE", True)
+    return Counter(monkeypatch, "_jax_library_lstm")
+
+
+@jax_only
+@pytest.mark.parametrize("mask,go_backwards,zero_output,return_sequences", CASES)
+def test_jax_lstm_reference_equals_generic(
+    jax_reference, mask, go_backwards, zero_output, return_sequences
+):
+    assert_pair_equal(
+        "lstm",
+        "float64",
+        1e-9,
+        MASKS[mask],
+        return_state=True,
+        return_sequences=return_sequences,
+        go_backwards=go_backwards,
+        zero_output_for_mask=zero_output,
+    )
+    assert jax_reference.calls > 0  # the library path ran
+
+
+@jax_only
+def test_jax_concrete_mask_with_holes_runs_generic_loop(jax_reference):
+    fused, generic = make_pair("lstm", "float64", return_sequences=True, return_state=True)
+    x = np.random.default_rng(1).standard_normal((4, 7, 3))
+    got = fused(x, mask=HOLES)
+    assert jax_reference.calls == 0
+    for a, b in zip(got, generic(x, mask=HOLES)):
+        np.testing.assert_allclose(np_(a), np_(b), atol=1e-9, rtol=0)
+
+
+@jax_only
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_jax_traced_mask_chooses_at_run_time(jax_reference, go_backwards):
+    """Under jit the mask is not known: ``lax.cond`` picks the library call
+    for right padding and the masked scan for holes; both give the generic
+    loop's outputs, states and gradients."""
+    import jax
+
+    fused, generic = make_pair(
+        "lstm",
+        "float64",
+        return_sequences=True,
+        return_state=True,
+        go_backwards=go_backwards,
+        zero_output_for_mask=not go_backwards,
+    )
+    x = np.random.default_rng(2).standard_normal((4, 7, 3))
+
+    def loss(layer):
+        variables = layer.cell.trainable_weights
+
+        def f(values, x, mask):
+            with keras.StatelessScope(state_mapping=list(zip(variables, values))):
+                outs = layer(x, mask=mask)
+            return sum(ops.sum(o * o) for o in outs), outs
+
+        return jax.jit(jax.value_and_grad(f, argnums=(0, 1), has_aux=True)), variables
+
+    f_fused, v_fused = loss(fused)
+    f_generic, v_generic = loss(generic)
+    for mask in (PADDED, HOLES):
+        (_, outs_f), (dw_f, dx_f) = f_fused([v.value for v in v_fused], x, mask)
+        (_, outs_g), (dw_g, dx_g) = f_generic([v.value for v in v_generic], x, mask)
+        for a, b in zip(list(outs_f) + list(dw_f) + [dx_f], list(outs_g) + list(dw_g) + [dx_g]):
+            np.testing.assert_allclose(np_(a), np_(b), atol=1e-9, rtol=0)
+    assert jax_reference.calls > 0
+
+
+@jax_only
+def test_jax_kind(monkeypatch):
+    import jax
+
+    monkeypatch.setattr(backend_rnn, "_JAX_REFERENCE", True)
+
+    def kind(cell, training=False, **kw):
+        layer = ks.layers.Recurrent(cell, **kw)
+        return backend_rnn.kind(layer, training)
+
+    assert kind(ks.cells.LSTMCell(3)) == "lstm"
+    # jax.experimental.rnn has an LSTM only.
+    assert kind(ks.cells.GRUCell(3)) is None
+    assert kind(ks.cells.LSTMCell(3, use_peepholes=True)) is None
+    assert kind(ks.cells.LSTMCell(3, activation="relu")) is None
+    assert kind(ks.cells.LSTMCell(3), fused=False) is None
+    assert kind(ks.cells.LSTMCell(3), unroll=True) is None
+    assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=True) is None
+    assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=False) == "lstm"
+    monkeypatch.setattr(backend_rnn, "_JAX_REFERENCE", False)
+    on_gpu = jax.default_backend() == "gpu"
+    assert kind(ks.cells.LSTMCell(3)) == ("lstm" if on_gpu else None)
+
+
+@jax_only
+def test_jax_cudnn_equals_generic():
+    import jax
+
+    if jax.default_backend() != "gpu":
+        pytest.skip("jax.experimental.rnn.lstm (cuDNN) needs a GPU; JAX runs on CPU here")
+    # Full float32 products on both sides (cuDNN would otherwise use TF32).
+    with jax.default_matmul_precision("highest"):
+        for mask, go_backwards, zero_output, return_sequences in CASES:
+            assert_pair_equal(
+                "lstm",
+                "float32",
+                1e-5,
+                MASKS[mask],
+                return_state=True,
+                return_sequences=return_sequences,
+                go_backwards=go_backwards,
+                zero_output_for_mask=zero_output,
+            )
+
+
+# PyTorch ------------------------------------------------------------------
+
+
+@torch_only
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize("mask,go_backwards,zero_output,return_sequences", CASES)
+def test_torch_library_equals_generic(
+    monkeypatch, kind, mask, go_backwards, zero_output, return_sequences
+):
+    counter = Counter(monkeypatch, "_torch_rnn")
+    assert_pair_equal(
+        kind,
+        "float32",
+        1e-5,
+        MASKS[mask],
+        return_state=True,
+        return_sequences=return_sequences,
+        go_backwards=go_backwards,
+        zero_output_for_mask=zero_output,
+    )
+    assert counter.calls > 0
+
+
+@torch_only
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_torch_without_bias_and_default_states(monkeypatch, kind):
+    counter = Counter(monkeypatch, "_torch_rnn")
+    fused, generic = make_pair(
+        kind, "float32", cell_kw={"use_bias": False}, return_sequences=True, return_state=True
+    )
+    x = np.random.default_rng(4).standard_normal((4, 7, 3)).astype("float32")
+    for a, b in zip(fused(x, mask=PADDED), generic(x, mask=PADDED)):
+        np.testing.assert_allclose(np_(a), np_(b), atol=1e-5, rtol=0)
+    assert counter.calls == 1
+
+
+@torch_only
+def test_torch_stateful_carries_states_between_calls(monkeypatch):
+    counter = Counter(monkeypatch, "_torch_rnn")
+    layers = []
+    for fused in (True, False):
+        inputs = keras.Input((7, 3), batch_size=4)
+        layer = ks.layers.Recurrent(ks.cells.LSTMCell(5), stateful=True, fused=fused)
+        keras.Model(inputs, layer(inputs))
+        layers.append(layer)
+    layers[1].set_weights(layers[0].get_weights())
+    rng = np.random.default_rng(6)
+    for _ in range(2):
+        x = rng.standard_normal((4, 7, 3)).astype("float32")
+        a, b = (np_(layer(x, mask=PADDED)) for layer in layers)
+        np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
+    for a, b in zip(layers[0].states, layers[1].states):
+        assert np.abs(np_(b.value)).max() > 0
+        np.testing.assert_allclose(np_(a.value), np_(b.value), atol=1e-5, rtol=0)
+    assert counter.calls >= 2
+
+
+@torch_only
+def test_torch_mask_with_holes_runs_generic_loop(monkeypatch):
+    counter = Counter(monkeypatch, "_torch_rnn")
+    fused, generic = make_pair("gru", "float32", return_sequences=True)
+    x = np.random.default_rng(5).standard_normal((4, 7, 3)).astype("float32")
+    np.testing.assert_allclose(
+        np_(fused(x, mask=HOLES)), np_(generic(x, mask=HOLES)), atol=1e-6, rtol=0
+    )
+    assert counter.calls == 0
+
+
+@torch_only
+def test_torch_kind():
+    def kind(cell, training=False, **kw):
+        return backend_rnn.kind(ks.layers.Recurrent(cell, **kw), training)
+
+    assert kind(ks.cells.LSTMCell(3)) == "lstm"
+    assert kind(ks.cells.GRUCell(3)) == "gru"
+    assert kind(ks.cells.GRUCell(3, reset_after=False)) is None
+    assert kind(ks.cells.LSTMCell(3, use_peepholes=True)) is None
+    assert kind(ks.cells.ElmanCell(3)) is None
+    assert kind(ks.cells.GRUCell(3, recurrent_dropout=0.5), training=True) is None
+    assert kind(ks.cells.GRUCell(3, dtype="float16")) is None
+
+
+@pytest.mark.skipif(BACKEND == "torch", reason="runs in this process on PyTorch")
+@pytest.mark.skipif(not HAS_TORCH, reason="PyTorch is not installed")
+def test_torch_backend_in_subprocess():
+    env = dict(os.environ, KERAS_BACKEND="torch")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider", "-k", "torch_"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert " passed" in result.stdout and "failed" not in result.stdout
+
+
+@pytest.mark.skipif(BACKEND in ("jax", "torch"), reason="backend with a library kernel")
+def test_other_backends_have_no_library_kernel():
+    layer = ks.layers.Recurrent(ks.cells.LSTMCell(3))
+    assert backend_rnn.kind(layer, False) is None
