@@ -2,9 +2,12 @@
 
 ``Recurrent`` uses these automatically for ``ElmanCell``, ``LSTMCell`` (with
 or without peepholes), ``GRUCell`` (both forms) and ``GatedCell`` with their
-standard non-linearities (see ``fused_kind``). The runner computes the input
-projection ``Z = X W + b`` for all steps as one matrix product (time-major)
-and calls ``recurrent_loop``, whose loop carries only the recurrent product.
+standard non-linearities (see ``fused_kind``). The runner calls
+``recurrent_loop`` with the time-major input; the loop takes the input
+projection ``x(t) W + b`` one step at a time, or (``hoist``, which the runner
+picks at small batch sizes) computes ``Z = X W + b`` for all steps as one
+matrix product before the loop, which then carries only the recurrent
+product.
 
 The backward pass is written out: a reverse loop carries only ``dh`` (and
 ``dc``) and emits, per step, the gradient of the gate pre-activations
@@ -19,7 +22,11 @@ Layout, as Keras's own ``backend/<name>/rnn.py``: the step maths (forward and
 backward, ``keras.ops``) is shared; the loop and the custom gradient are one
 small kernel per backend (``jax.custom_vjp`` + ``lax.scan`` on JAX,
 ``tf.custom_gradient`` + ``tf.scan`` on TensorFlow). Other backends have no
-kernel and the runner uses its generic loop.
+kernel and the runner uses its generic loop. On TensorFlow the forward and
+the backward loop can each be compiled with XLA (``jit``): the loop then
+runs as one compiled kernel, instead of one graph operation per gate and
+step, which is what a graph-mode loop spends most of its time on at small
+batch sizes.
 
 Masks: a step whose mask is False keeps the states (``h(t) = h(t-1)``); the
 loop returns the states after that selection, and the runner derives the
@@ -279,7 +286,9 @@ def _select(m, new, old):
 # Backend kernels ------------------------------------------------------------
 
 
-def recurrent_loop(kind, x, states, params, mask=None, unroll=1, hoist=False, differentiable=True):
+def recurrent_loop(
+    kind, x, states, params, mask=None, unroll=1, hoist=False, differentiable=True, jit=False
+):
     """Run the recurrence of ``kind`` over a time-major input.
 
     Args:
@@ -292,9 +301,14 @@ def recurrent_loop(kind, x, states, params, mask=None, unroll=1, hoist=False, di
         hoist: compute ``x W + b`` for all steps before the loop instead of
             one step at a time inside it (the gradients are single products
             over all steps either way).
-        differentiable: False runs a forward loop without the custom
-            gradient and without keeping the gates (TensorFlow; gradients
-            then come from automatic differentiation of that loop).
+        differentiable: False runs a forward loop that keeps no gate values
+            (TensorFlow). Without ``jit`` its gradients come from automatic
+            differentiation of that loop; with ``jit`` the custom gradient
+            runs the forward loop again to get the gates.
+        jit: TensorFlow: compile the forward and the backward loop each with
+            XLA (``tf.function(jit_compile=True)``); the loop then runs as
+            one compiled kernel instead of one graph op dispatch per step
+            and operation. JAX always compiles.
 
     Returns:
         ``(h_seq, final_states)``: the hidden state after every step,
@@ -311,7 +325,7 @@ def recurrent_loop(kind, x, states, params, mask=None, unroll=1, hoist=False, di
     if backend == "jax":
         return _jax_kernel(kind, mask is not None, unroll)(x, tuple(states), params, mask)
     if backend == "tensorflow":
-        return _tf_loop(kind, x, tuple(states), params, mask, differentiable)
+        return _tf_loop(kind, x, tuple(states), params, mask, differentiable, jit)
     raise NotImplementedError(f"recurrent_loop: no fused kernel for the {backend} backend")
 
 
@@ -386,39 +400,85 @@ def _jax_kernel(kind, has_mask, unroll):
 # TensorFlow: tf.scan + tf.custom_gradient.
 
 
-def _tf_loop(kind, z, states, params, mask, differentiable):
+@functools.cache
+def _tf_scans(kind, n_states, has_mask, save, jit):
+    """The forward and the backward loop of ``kind`` on TensorFlow.
+
+    Built once per configuration; the weights are arguments, so with ``jit``
+    each loop is compiled by XLA once per input shape and dtype.
+    """
     import tensorflow as tf
 
     two_states = kind == "lstm"
     nonlinear = (tf.tanh, tf.sigmoid)
-    names = sorted(params)
-    n_states = len(states)
-    has_mask = mask is not None
 
-    def forward(z, states, params, mask, save=True):
+    def forward(xs, init, params):
         prepared = _prepare(kind, params)
+
         # tf.scan stacks its whole accumulator, so the kept gate values ride
         # along in it (each is (batch, units)).
-        n_saved = {"elman": 0, "gated": 2, "lstm": 4, "gru": 3, "gru_after": 4}[kind]
-        init_saved = tuple(ops.zeros_like(states[0]) for _ in range(n_saved))
-
-        if not save:
-            init_saved = ()
-
-        def step(acc, xs):
+        def step(acc, xs_t):
             carry = acc[:n_states]
-            z_t, m_t = xs if has_mask else (xs, None)
+            z_t, m_t = xs_t if has_mask else (xs_t, None)
             z_t = _project(z_t, params)
             new, saved = _forward_step(kind, z_t, carry, prepared, *nonlinear)
             if has_mask:
                 new = _select(m_t, new, carry)
             return tuple(new) + (tuple(saved) if save else ())
 
-        xs = (z, mask) if has_mask else z
-        seqs = tf.scan(step, xs, initializer=tuple(states) + init_saved)
-        return seqs[:n_states], seqs[n_states:]
+        return tf.scan(step, xs, initializer=init)
 
-    if not differentiable:
+    def backward(xs, init, params):
+        prepared = _prepare(kind, params)
+        n_saved = len(xs) - 3 - (2 if two_states else 0) - (1 if has_mask else 0)
+
+        def step(acc, x):
+            dh, dc = acc[0], acc[1] if two_states else None
+            dh_t, hp, h_t = x[0], x[1], x[2]
+            saved_t = tuple(x[3 : 3 + n_saved])
+            rest = x[3 + n_saved :]
+            cp, c_t = (rest[0], rest[1]) if two_states else (None, None)
+            m_t = rest[-1] if has_mask else None
+            dh_prev, dc_prev, da = _backward_step(
+                kind, dh + dh_t, dc, saved_t, hp, cp, h_t, c_t, m_t, prepared, nonlinear[0]
+            )
+            return (dh_prev, dc_prev, da) if two_states else (dh_prev, da)
+
+        return tf.scan(step, xs, initializer=init, reverse=True)
+
+    if jit:
+        forward = tf.function(forward, jit_compile=True, autograph=False)
+        backward = tf.function(backward, jit_compile=True, autograph=False)
+    return forward, backward
+
+
+def _tf_loop(kind, z, states, params, mask, differentiable, jit=False):
+    import tensorflow as tf
+
+    two_states = kind == "lstm"
+    names = sorted(params)
+    n_states = len(states)
+    has_mask = mask is not None
+    n_saved = {"elman": 0, "gated": 2, "lstm": 4, "gru": 3, "gru_after": 4}[kind]
+
+    def forward(z, states, params, mask, save=True, custom=False):
+        run_scan = _tf_scans(kind, n_states, has_mask, save, jit)[0]
+        init = tuple(states)
+        if save:
+            init += tuple(tf.zeros_like(states[0]) for _ in range(n_saved))
+        args = ((z, mask) if has_mask else z, init, params)
+        if custom:
+            # Under the custom gradient the loop itself is never
+            # differentiated; hide it from an eager tape, which would
+            # otherwise try to keep its intermediates (not possible across
+            # the XLA boundary).
+            args = tf.nest.map_structure(tf.stop_gradient, args)
+        seqs = run_scan(*args)
+        return tuple(seqs[:n_states]), tuple(seqs[n_states:])
+
+    if not differentiable and not jit:
+        # A plain forward loop; gradients, if asked for, by automatic
+        # differentiation of it.
         state_seqs, _ = forward(z, states, params, mask, save=False)
         return state_seqs[0], tuple(s[-1] for s in state_seqs)
 
@@ -427,13 +487,17 @@ def _tf_loop(kind, z, states, params, mask, differentiable):
         st = tuple(flat[:n_states])
         pr = dict(zip(names, flat[n_states : n_states + len(names)]))
         m = flat[-1] if has_mask else None
-        state_seqs, saved = forward(z, st, pr, m)
+        # Inference keeps no gate values; its gradient, if asked for, runs
+        # the forward loop again to get them.
+        state_seqs, saved = forward(z, st, pr, m, save=differentiable, custom=True)
         h_seq = state_seqs[0]
         c_seq = state_seqs[1] if two_states else None
         finals = tuple(s[-1] for s in state_seqs)
 
         def grad(dh_seq, *dfinals):
-            prepared = _prepare(kind, pr)
+            gates = saved
+            if not differentiable:
+                gates = forward(z, st, pr, m, save=True, custom=True)[1]
             h0 = st[0]
             c0 = st[1] if two_states else None
             h_prev = tf.concat([h0[None], h_seq[:-1]], axis=0)
@@ -441,33 +505,20 @@ def _tf_loop(kind, z, states, params, mask, differentiable):
             dfin = [d if d is not None else tf.zeros_like(s) for d, s in zip(dfinals, st)]
             if dh_seq is None:
                 dh_seq = tf.zeros_like(h_seq)
-            xs = [dh_seq, h_prev, h_seq] + list(saved)
+            xs = [dh_seq, h_prev, h_seq] + list(gates)
             if two_states:
                 xs += [c_prev, c_seq]
             if has_mask:
                 xs.append(m)
-            n_saved = len(saved)
-
-            def step(acc, x):
-                dh, dc = acc[0], acc[1] if two_states else None
-                dh_t, hp, h_t = x[0], x[1], x[2]
-                saved_t = tuple(x[3 : 3 + n_saved])
-                rest = x[3 + n_saved :]
-                cp, c_t = (rest[0], rest[1]) if two_states else (None, None)
-                m_t = rest[-1] if has_mask else None
-                dh_prev, dc_prev, da = _backward_step(
-                    kind, dh + dh_t, dc, saved_t, hp, cp, h_t, c_t, m_t, prepared, nonlinear[0]
-                )
-                return (dh_prev, dc_prev, da) if two_states else (dh_prev, da)
-
             k = BLOCKS[kind]
             da0 = tf.zeros(tf.concat([tf.shape(h0)[:1], [k * h0.shape[-1]]], 0), h0.dtype)
             init = (dfin[0], dfin[1], da0) if two_states else (dfin[0], da0)
-            seqs = tf.scan(step, tuple(xs), initializer=init, reverse=True)
+            backward = _tf_scans(kind, n_states, has_mask, True, jit)[1]
+            seqs = backward(tuple(xs), init, pr)
             da = seqs[-1]
             dh0 = seqs[0][0]
             dstates = [dh0] + ([seqs[1][0]] if two_states else [])
-            grads = _weight_grads(kind, pr, da, h_seq, h0, c_seq, c0, saved)
+            grads = _weight_grads(kind, pr, da, h_seq, h0, c_seq, c0, gates)
             dz, input_grads = _input_grads(pr, z, da)
             grads.update(input_grads)
             out = [dz] + dstates + [grads[k] for k in names]

@@ -39,8 +39,15 @@ class Recurrent(keras.layers.Layer):
       It is used automatically and gives the generic loop's results (masks
       with holes, initial states and their gradients, ``go_backwards``,
       ``return_state``, input dropout, mixed precision, ``stateful``, XLA).
-      In inference (``training=False``) only the reset-before ``GRUCell``
-      runs it, the one cell whose fused forward measured faster than the
+      On TensorFlow, when the number of steps is known when the model is
+      built, the forward and the backward loop are each compiled with XLA
+      (one compiled kernel per loop instead of one graph operation per
+      step and gate); at batch size 1 to 4 the input product ``x W + b``
+      is taken for all steps before the loop. In inference
+      (``training=False``) the fused forward runs where it measured faster
+      than the generic loop: the reset-before ``GRUCell`` always, every
+      fused cell when the loop is compiled with XLA (TensorFlow, known
+      length) or at batch size 1 to 4 (JAX); otherwise inference runs the
       generic loop. It is not used, and the generic loop runs instead, for other cells,
       other activations, subclasses of these cells, ``unroll=True``,
       recurrent dropout while training, the PyTorch backend, or
@@ -317,7 +324,7 @@ class Recurrent(keras.layers.Layer):
         if result is not None:
             return result
 
-        kind = self._fused_kind(training)
+        kind = self._fused_kind(training, sequences)
         if kind is not None:
             return self._call_fused(kind, sequences, initial_state, mask, training)
 
@@ -368,9 +375,7 @@ class Recurrent(keras.layers.Layer):
             # input: TensorFlow's loop reads ``inputs.shape`` when the number
             # of steps is unknown (a padded batch in a tf.function, a
             # SavedModel signature), which fails on a tuple.
-            loop_inputs = ops.concatenate(
-                [loop_inputs, ops.expand_dims(mask, -1)], axis=-1
-            )
+            loop_inputs = ops.concatenate([loop_inputs, ops.expand_dims(mask, -1)], axis=-1)
             batch = ops.shape(sequences)[0]
             out_size = self._output_size()
             out_size = (out_size,) if isinstance(out_size, int) else tuple(out_size)
@@ -443,17 +448,35 @@ class Recurrent(keras.layers.Layer):
 
     # Fused path ------------------------------------------------------------
 
-    def _fused_kind(self, training):
+    def _fused_kind(self, training, sequences=None):
+        """The fused kernel to run for this call, or ``None``.
+
+        ``sequences`` (the call's input) decides the inference case: without
+        it, only the kinds of ``_fused_inference_kinds`` run fused there.
+        """
         if not self.fused or self.unroll:
             return None
         kind = fused_rnn.fused_kind(self.cell)
         if kind is not None and training and getattr(self.cell, "recurrent_dropout", 0) > 0:
             return None
         if not training and kind not in self._fused_inference_kinds:
-            # Inference: the fused forward measured no faster than the
-            # generic loop except for the reset-before GRU (BENCHMARKS.md).
-            return None
+            # Inference: the fused forward measured faster than the generic
+            # loop only for the reset-before GRU, and for every cell when
+            # compiled with XLA or at a small batch (BENCHMARKS.md).
+            if sequences is None or not any(self._fused_options(sequences)):
+                return None
         return kind
+
+    def _fused_options(self, sequences):
+        """``(jit, hoist)`` of the fused loop for an input of this shape."""
+        jit = (
+            self._fused_jit
+            and keras.backend.backend() == "tensorflow"
+            and sequences.shape[1] is not None
+        )
+        batch = sequences.shape[0]
+        hoist = self._fused_hoist or (batch is not None and batch <= self._fused_hoist_max_batch)
+        return jit, hoist
 
     def _call_fused(self, kind, sequences, initial_state, mask, training):
         cell = self.cell
@@ -464,6 +487,7 @@ class Recurrent(keras.layers.Layer):
             x = x * ops.expand_dims(cell.get_dropout_mask(x[:, 0, :]), 1)
             cell.reset_dropout_mask()
         loop_states = list(initial_state)
+        jit, hoist = self._fused_options(sequences)
         if mask is not None:
             out_size = self._output_size()
             loop_states.append(ops.zeros((ops.shape(x)[0], out_size), dtype=dtype))
@@ -487,8 +511,9 @@ class Recurrent(keras.layers.Layer):
                 params,
                 mask=m,
                 unroll=self._fused_unroll,
-                hoist=self._fused_hoist,
+                hoist=hoist,
                 differentiable=bool(training) or self._fused_always_differentiable,
+                jit=jit,
             )
             states = list(finals)
             if m is None:
@@ -506,11 +531,15 @@ class Recurrent(keras.layers.Layer):
         result = self._run_guarded(run_loop, sequences, loop_states, True)
         return self._finish(result, mask, True)
 
-    # Tuning of the fused loop, measured on CPU (see BENCHMARKS.md).
+    # Tuning of the fused loop, measured on CPU (see BENCHMARKS.md): XLA on
+    # TensorFlow when the number of steps is static; the input product
+    # before the loop (hoist) always, or up to a batch size.
     _fused_unroll = 1
     _fused_hoist = False
+    _fused_hoist_max_batch = 4
     _fused_always_differentiable = False
     _fused_inference_kinds = ("gru",)
+    _fused_jit = True
 
     def _no_steps(self, sequences, loop_states, time_major):
         """What the loop returns for zero steps: zero outputs, same states."""

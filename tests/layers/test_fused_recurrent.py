@@ -202,9 +202,77 @@ def test_inference_mode_gradients_equal_generic():
 
 @pytest.mark.parametrize("key", ["elman", "lstm", "gru_after", "gated"])
 def test_inference_runs_the_generic_loop_except_reset_before_gru(key):
+    # Without the compiled loop or the small-batch projection, inference
+    # runs the generic loop for every cell but the reset-before GRU.
     fused, _ = make_pair(key, (2, 3, 3))
     assert fused._fused_kind(True) == KIND.get(key, key)
     assert fused._fused_kind(False) is None
+    wide = keras.KerasTensor((32, None, 3))  # large batch, length unknown
+    assert fused._fused_options(wide) == (False, False)
+    assert fused._fused_kind(False, wide) is None
+
+
+def test_fused_options_follow_backend_length_and_batch():
+    layer = ks.layers.Recurrent(ks.cells.LSTMCell(3))
+    on_tf = BACKEND == "tensorflow"
+    assert layer._fused_options(keras.KerasTensor((1, 10, 3))) == (on_tf, True)
+    assert layer._fused_options(keras.KerasTensor((4, 10, 3))) == (on_tf, True)
+    assert layer._fused_options(keras.KerasTensor((5, 10, 3))) == (on_tf, False)
+    assert layer._fused_options(keras.KerasTensor((None, 10, 3))) == (on_tf, False)
+    assert layer._fused_options(keras.KerasTensor((1, None, 3))) == (False, True)
+    assert layer._fused_kind(False, keras.KerasTensor((1, 10, 3))) == "lstm"
+
+
+@pytest.mark.parametrize("key", list(CELLS))
+def test_fused_inference_forward_equals_generic(key):
+    # Batch 4 takes the fused forward in inference on both backends (XLA on
+    # TensorFlow, the projection before the loop on both); its gradients
+    # (automatic on JAX, the custom gradient re-running the forward loop
+    # on TensorFlow) must equal the generic loop's too.
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((4, 7, 3))
+    x[~MASK] = 1e3
+    fused, generic = make_pair(key, x.shape, return_sequences=True, return_state=True)
+    assert fused._fused_kind(False, x) == KIND.get(key, key)
+    assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK, training=False)
+
+
+@pytest.mark.parametrize("key", list(CELLS))
+@pytest.mark.parametrize("training", [True, False])
+def test_fused_without_xla_or_hoist_equals_generic(key, training, monkeypatch):
+    # The loop as it runs for a length known only at run time and a large
+    # batch: graph-mode tf.scan on TensorFlow, the input product per step.
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((4, 7, 3))
+    fused, generic = make_pair(
+        key, x.shape, return_sequences=True, return_state=True, go_backwards=True
+    )
+    monkeypatch.setattr(fused, "_fused_jit", False)
+    monkeypatch.setattr(fused, "_fused_hoist_max_batch", 0)
+    monkeypatch.setattr(fused, "_fused_inference_kinds", tuple(KIND.get(k, k) for k in CELLS))
+    assert fused._fused_options(x) == (False, False)
+    assert fused._fused_kind(training, x) == KIND.get(key, key)
+    assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK, training=training)
+
+
+@pytest.mark.parametrize("key", ["lstm", "gru"])
+def test_unknown_length_model_equals_generic(key):
+    # A model whose length is known only at run time (no XLA on
+    # TensorFlow), called on two lengths, in both modes.
+    rng = np.random.default_rng(13)
+    outs = []
+    for layer in make_pair(key, (1, None, 3), return_sequences=True):
+        inputs = keras.Input((None, 3), batch_size=1, dtype="float64")
+        model = keras.Model(inputs, layer(inputs))
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+        outs.append(model)
+    for steps in (5, 9):
+        x = rng.standard_normal((1, steps, 3))
+        y = rng.standard_normal((1, steps, 5))
+        a, b = (np_(m.predict_on_batch(x)) for m in outs)
+        np.testing.assert_allclose(a, b, atol=1e-9)
+        a, b = (m.train_on_batch(x, y) for m in outs)
+        np.testing.assert_allclose(a, b, atol=1e-9)
 
 
 def test_recurrent_dropout_while_training_falls_back_to_the_generic_loop():
