@@ -7,7 +7,7 @@ images (a fixed seeded draw) select the epoch; test: the 10,000 test images.
     seqmodels train mnist-renet --epochs 5
     seqmodels evaluate mnist-renet --split test
 
-Options beyond the shipped model's (defaults keep it): ``--patch-size``,
+Options beyond the small default network (their defaults leave it as is): ``--patch-size``,
 ``--renet-dropout`` (after each ReNet layer), ``--fc-units``/``--fc-layers``
 (ReLU Dense layers before the scores, each after a ``--dropout``) and
 ``--augment-shift N`` (each training image moved by a random whole number of
