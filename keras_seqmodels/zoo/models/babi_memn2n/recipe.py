@@ -26,7 +26,9 @@ The defaults follow the authors' joint-training code (facebook/MemNN,
   ``mod(ep, 15) == 0``, epochs counted from 1), 60 epochs: 90 in all;
 - random noise moves the statements' temporal indices without adding
   memories (``train.m``, ``randomize_time``: gaps in the time index; here
-  masked padding slots), and no statement leaves the memory for it.
+  masked padding slots), and no statement leaves the memory for it
+  (``noise_gaps``; false inserts attended ``<nil>`` slots that push the
+  oldest statements out).
 
 Differences that remain: the paper's position encoding (the layer's; the
 authors' code uses l_kj = 1 + 4 (k - (d+1)/2) (j - (J+1)/2) / (d J) with J
@@ -55,7 +57,8 @@ CONFIG = {
     "hops": 3,
     "learning_rate": 0.01,  # the code's 0.005 with its 2x position weights
     "anneal_every": 15,  # epochs after linear start
-    "noise": 0.1,  # fraction of empty memories inserted (time-index gaps)
+    "noise": 0.1,  # fraction of empty memories inserted
+    "noise_gaps": True,  # as time-index gaps (train.m); false: attended <nil> slots
     "ls_patience": 0,  # 0: linear start lasts ls_max_epochs
     "ls_max_epochs": 30,  # config_babi_joint.m: ls_nepochs = 30
 }
@@ -146,9 +149,11 @@ def load_data(data_dir, split, smoke, config):
 
         def on_epoch_end(self):
             self.order = rng.permutation(len(answers))
+            gaps = config["noise_gaps"]
             self.noisy = babi.insert_empty_memories(
-                stories, config["noise"], rng, fill=babi.PAD, keep_statements=True
-            )
+                stories, config["noise"], rng, fill=babi.PAD if gaps else babi.NIL,
+                keep_statements=gaps,
+            )  # fmt: skip
 
         def __getitem__(self, i):
             rows = self.order[i * size : (i + 1) * size]
