@@ -44,6 +44,6 @@ def test_accuracy_on_committed_test_sample(model):
     assert images.shape == (200, 28, 28) and images.dtype == np.uint8
     scores = np.asarray(model.predict(images.astype("float32"), batch_size=100, verbose=0))
     accuracy = np.mean(np.argmax(scores, -1) == labels)
-    # The shipped model misreads 2 of these 200 test images (indices 18 and
-    # 115); allow one more for numerical differences across platforms.
-    assert accuracy >= 0.985, accuracy
+    # The shipped model reads all 200 of these test images correctly; allow
+    # two misreadings for numerical differences across platforms.
+    assert accuracy >= 0.99, accuracy
