@@ -10,6 +10,32 @@ _CRF_LOSSES = (None, "crf", "auto")
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
+class TokenAccuracy(keras.metrics.Mean):
+    """Share of unmasked tokens whose predicted tag equals the target.
+
+    ``y_pred`` holds tag ids ``(batch, time)`` (a :class:`CRFTagger`'s
+    output) with its Keras mask; padded steps do not count, and every real
+    token counts once: ``keras.metrics.Accuracy`` would average each row over
+    its padded width first, so its figure depends on how the batches are
+    padded. ``sample_weight`` ``(batch,)`` weights whole sequences.
+    """
+
+    def __init__(self, name="accuracy", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        from keras_seqmodels.seq2seq.masked_accuracy import token_mean_update
+
+        hit = ops.cast(ops.equal(ops.cast(y_pred, "int32"), ops.cast(y_true, "int32")), "float32")
+        mask = get_keras_mask(y_pred)
+        mask = ops.ones_like(hit) if mask is None else ops.cast(mask, "float32")
+        return token_mean_update(super().update_state, hit, mask, sample_weight)
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype}
+
+
+@keras.saving.register_keras_serializable(package="keras_seqmodels")
 class CRFTagger(keras.Model):
     """A sequence tagger with a CRF on top, trained the Keras way.
 
@@ -36,8 +62,9 @@ class CRFTagger(keras.Model):
     path; this model computes the loss from both in ``compute_loss``, on
     every backend. ``loss`` in ``compile`` is the CRF's own (leave it out, or
     pass ``"crf"``); ``"accuracy"`` in ``metrics`` means per-token accuracy of
-    the Viterbi tags (``keras.metrics.Accuracy``), counted on unmasked steps
-    only. ``sample_weight`` weights whole sequences, shape ``(batch,)``.
+    the Viterbi tags (``TokenAccuracy``), counted on unmasked steps only,
+    every token once whatever the padded width of its batch.
+    ``sample_weight`` weights whole sequences, shape ``(batch,)``.
 
     Args:
         potentials_model: a Keras model (or layer) from the inputs to
@@ -163,7 +190,7 @@ class CRFTagger(keras.Model):
             )
         if metrics is not None:
             metrics = [
-                keras.metrics.Accuracy(name=m) if isinstance(m, str) and m in ("accuracy", "acc")
+                TokenAccuracy(name=m) if isinstance(m, str) and m in ("accuracy", "acc")
                 else m
                 for m in metrics
             ]

@@ -21,7 +21,7 @@ from keras import ops
 import keras_seqmodels as ks
 
 POLICIES = ("mixed_float16", "mixed_bfloat16")
-PACKAGES = ("cells", "layers", "memory", "trees", "seq2seq")
+PACKAGES = ("cells", "layers", "memory", "trees", "seq2seq", "language_model", "tagging")
 
 # Base classes: not layers one uses directly.
 ABSTRACT = {"RecurrentCell"}
@@ -33,8 +33,15 @@ PREPROCESSING = {
 }
 # Models that only wrap covered layers with string inputs and outputs.
 # CRFTagger is a keras.Model around a user's potentials model and the CRF
-# layer, whose float computation the "CRF" example covers.
-COVERED_BY = {"Translator": "EncoderDecoder", "CRFTagger": "CRF"}
+# layer, whose float computation the "CRF" example covers; TreeClassifier is
+# an embedding, a TreeLSTM and a Dense over token strings; WordLanguageModel
+# an embedding, Recurrent LSTM runners and a Dense over word ids.
+COVERED_BY = {
+    "Translator": "EncoderDecoder",
+    "CRFTagger": "CRF",
+    "TreeClassifier": "TreeLSTM",
+    "WordLanguageModel": "Recurrent",
+}
 CELL_ARGS = {"OutputFeedbackCell": dict(units=4, output_units=1)}
 
 

@@ -107,3 +107,25 @@ def test_recurrent_encoder_mask_reaches_the_crf():
     longer = np.concatenate([x, np.zeros((6, 3), x.dtype)], axis=1)
     np.testing.assert_array_equal(tagger.predict(longer, verbose=0)[:, :6], pred)
     assert (pred[x == 0] == 0).all()
+
+
+def test_accuracy_counts_every_token_once_whatever_the_batch_width():
+    # Two batches padded to different widths (3 and 6): the metric must equal
+    # the share of all real tokens tagged right (a Keras mean over (batch,
+    # time) values would average each row over its padded width first).
+    from keras_seqmodels.layers.crf_tagger import TokenAccuracy
+
+    x, y = toy(8, 3)
+    x[:4, 3:] = 0
+    y[:4, 3:] = 0
+    tagger = make_tagger(seed=1)
+    pred = np.asarray(tagger.predict(x, verbose=0))
+    expected = masked_accuracy(pred, y, x)
+    acc = TokenAccuracy()
+    acc.update_state(y[:4, :3], tagger(x[:4, :3]))  # the mask rides on the output
+    acc.update_state(y[4:], tagger(x[4:]))
+    np.testing.assert_allclose(float(ops.convert_to_numpy(acc.result())), expected, atol=1e-6)
+    # compile(metrics=["accuracy"]) uses it, and evaluate agrees with the count.
+    tagger.compile("adam", metrics=["accuracy"])
+    result = tagger.evaluate(x, y, batch_size=4, verbose=0, return_dict=True)
+    np.testing.assert_allclose(result["accuracy"], expected, atol=1e-6)

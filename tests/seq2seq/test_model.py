@@ -124,6 +124,22 @@ def test_masked_loss_matches_numpy_reference_and_ignores_padding():
     assert float(_np(acc.result())) == pytest.approx(np.mean(hits))
 
 
+def test_masked_accuracy_counts_every_token_once_across_widths():
+    # Batch 1: width 2, one real token, right. Batch 2: width 5, four real
+    # tokens, all wrong. Per token: 1 / 5 (a per-row mean over the padded
+    # width would give 1/3).
+    acc = MaskedAccuracy()
+    acc.update_state(np.array([[4, 0]]), np.eye(6)[[[4, 0]]])
+    acc.update_state(np.array([[4, 4, 4, 4, 0]]), np.eye(6)[[[5, 5, 5, 5, 0]]])
+    assert float(_np(acc.result())) == pytest.approx(1 / 5)
+    # Sequence weights (batch,) scale each row's tokens.
+    acc.reset_state()
+    y = np.array([[4, 4, 0], [4, 0, 0]])
+    z = np.eye(6)[[[4, 4, 0], [5, 0, 0]]]
+    acc.update_state(y, z, sample_weight=np.array([1.0, 3.0]))
+    assert float(_np(acc.result())) == pytest.approx(2 / (2 + 3))
+
+
 def test_gradients_match_finite_differences():
     keras.utils.set_random_seed(4)
     model = _model(dropout=0.0)
