@@ -13,28 +13,33 @@ in. Many seeds and their ensemble (answer probabilities averaged,
     seqmodels train babi-memn2n --seeds 1,2,3,4,5,6,7,8 --ensemble 5
     seqmodels evaluate babi-memn2n --split test
 
-The defaults follow the authors' joint-training code (facebook/MemNN,
-``MemN2N-babi-matlab``: ``config_babi_joint.m``, ``train_linear_start.m``,
-``train.m``) where the paper's text leaves a choice open:
+The authors' joint-training code (facebook/MemNN, ``MemN2N-babi-matlab``:
+``config_babi_joint.m``, ``train_linear_start.m``, ``train.m``) differs
+where the paper's text leaves a choice open; its settings are options here
+(``--ls-patience 0 --ls-max-epochs 30 --epochs 90 --noise-gaps true``,
+and ``--learning-rate 0.005``, see below):
 
-- linear start for a fixed ``ls_max_epochs`` = 30 epochs (``ls_nepochs``);
-  ``ls_patience`` > 0 instead ends it once the validation loss has not
-  improved for that many epochs (the paper's wording, section 4.2);
+- linear start for a fixed 30 epochs (``ls_nepochs``); the default ends it
+  once the validation loss has not improved for ``ls_patience`` = 3 epochs
+  (the paper's wording, section 4.2), at most ``ls_max_epochs`` = 20;
 - one rate during linear start and after it (the code sets both
   ``ls_init_lrate`` and ``init_lrate`` to 0.01/2), halved every 15 epochs
   once the softmax is in, first after 14 epochs (``train.m`` halves when
-  ``mod(ep, 15) == 0``, epochs counted from 1), 60 epochs: 90 in all;
+  ``mod(ep, 15) == 0``, epochs counted from 1; as here), 60 epochs;
 - random noise moves the statements' temporal indices without adding
-  memories (``train.m``, ``randomize_time``: gaps in the time index; here
-  masked padding slots), and no statement leaves the memory for it
-  (``noise_gaps``; false inserts attended ``<nil>`` slots that push the
-  oldest statements out).
+  memories (``train.m``, ``randomize_time``: gaps in the time index;
+  ``noise_gaps`` true: masked padding slots, no statement leaves the
+  memory); the default inserts attended ``<nil>`` slots that push the
+  oldest statements out.
+
+On the validation split the code's settings did worse than these defaults
+(model card, "Retraining with the package's recipe framework").
 
 Differences that remain: the paper's position encoding (the layer's; the
 authors' code uses l_kj = 1 + 4 (k - (d+1)/2) (j - (J+1)/2) / (d J) with J
 the longest sentence of the data, about twice the paper's weights, so its
-rate of 0.005 moves the network about as fast as 0.01 or more does here:
-the default rate is 0.01, the paper's 0.005 trained too slowly); the
+rate of 0.005 moves the network roughly as fast as 0.01 does here: the
+default rate is 0.01, better than 0.005 in the card's GPU runs); the
 gradient norm is clipped over all weights at once (the code clips each
 embedding matrix to 40 on its own); empty slots get no attention (in the
 code a zero memory still takes a share exp(0) of each hop's softmax);
@@ -50,17 +55,17 @@ import os
 import numpy as np
 
 CONFIG = {
-    "epochs": 90,  # 30 of linear start + 60 (config_babi_joint.m)
+    "epochs": 80,  # config_babi_joint.m: 30 of linear start + 60
     "batch_size": 32,
     "seed": 1,
     "embed_dim": 50,
     "hops": 3,
-    "learning_rate": 0.01,  # the code's 0.005 with its 2x position weights
+    "learning_rate": 0.01,  # the code's 0.005 goes with its ~2x position weights
     "anneal_every": 15,  # epochs after linear start
     "noise": 0.1,  # fraction of empty memories inserted
-    "noise_gaps": True,  # as time-index gaps (train.m); false: attended <nil> slots
-    "ls_patience": 0,  # 0: linear start lasts ls_max_epochs
-    "ls_max_epochs": 30,  # config_babi_joint.m: ls_nepochs = 30
+    "noise_gaps": False,  # true: time-index gaps (train.m); false: attended <nil> slots
+    "ls_patience": 3,  # 0: linear start lasts ls_max_epochs
+    "ls_max_epochs": 20,  # config_babi_joint.m: ls_nepochs = 30
 }
 TASK = "bAbI QA (en, 1k), 20 tasks jointly trained: a story and a question in, a one-word answer"
 DATA = "bAbI v1.2 en 1k; valid = 10% of each task's train (seed 0); test: the 20 test files"
