@@ -37,32 +37,15 @@ def _keras_file_exporter(path, model):
     if isinstance(model, TreeClassifier):  # as sst-treelstm; root_label names its labels
         from keras_seqmodels.trees.serving import export_sentiment_savedmodel
 
-        def export_tree_classifier(model, directory, beam_size=None):
-            if beam_size is not None:
-                raise UserError(f"{path} holds a tree classifier; --beam is for translation models")
-            return export_sentiment_savedmodel(model, directory, served_name=model.name)
-
-        return export_tree_classifier
-
+        return _without_beam(path, "a tree classifier", export_sentiment_savedmodel)
     if isinstance(model, WordLanguageModel):
         from keras_seqmodels.export.language_model import export_language_model
 
-        def export_word_model(model, directory, beam_size=None):
-            if beam_size is not None:
-                raise UserError(f"{path} holds a language model; --beam is for translation models")
-            return export_language_model(model, directory, served_name=model.name)
-
-        return export_word_model
+        return _without_beam(path, "a language model", export_language_model)
     from keras_seqmodels.export.tagging import export_tagger, is_string_tagger
 
     if is_string_tagger(model):  # tag strings out (keras_seqmodels.tagging): raw text in
-
-        def export_string_tagger(model, directory, beam_size=None):
-            if beam_size is not None:
-                raise UserError(f"{path} holds a tagger; --beam is for translation models")
-            return export_tagger(model, directory, served_name=model.name)
-
-        return export_string_tagger
+        return _without_beam(path, "a tagger", export_tagger)
     if isinstance(model, Translator):
         from keras_seqmodels.export.translation import export_translator
 
@@ -75,6 +58,18 @@ def _keras_file_exporter(path, model):
             "from two text files), save that as .keras and export it"
         )
     return None
+
+
+def _without_beam(path, kind, exporter):
+    """``exporter(model, directory, served_name=model.name)``; ``--beam`` is one line."""
+    from keras_seqmodels.cli.main import UserError
+
+    def export_file(model, directory, beam_size=None):
+        if beam_size is not None:
+            raise UserError(f"{path} holds {kind}; --beam is for translation models")
+        return exporter(model, directory, served_name=model.name)
+
+    return export_file
 
 
 def _load_keras_file(path):

@@ -109,12 +109,7 @@ def run(layer, sequences, initial_state, mask, training):
         if _concrete(mask) and not _right_padded_concrete(mask):
             return None
     cell = layer.cell
-    dtype = cell.compute_dtype
-    x = ops.cast(sequences, dtype)
-    if training and getattr(cell, "dropout", 0) > 0:
-        cell.reset_dropout_mask()
-        x = x * ops.expand_dims(cell.get_dropout_mask(x[:, 0, :]), 1)
-        cell.reset_dropout_mask()
+    x = layer._fused_inputs(sequences, training)
     states = list(initial_state)
     options = (layer.go_backwards, layer.zero_output_for_mask)
     if backend == "jax":

@@ -478,14 +478,21 @@ class Recurrent(keras.layers.Layer):
         hoist = self._fused_hoist or (batch is not None and batch <= self._fused_hoist_max_batch)
         return jit, hoist
 
-    def _call_fused(self, kind, sequences, initial_state, mask, training):
+    def _fused_inputs(self, sequences, training):
+        """The inputs in the cell's dtype, with the cell's input dropout (one
+        mask for all steps, as the generic loop draws it) in training."""
         cell = self.cell
-        dtype = cell.compute_dtype
-        x = ops.cast(sequences, dtype)
+        x = ops.cast(sequences, cell.compute_dtype)
         if training and getattr(cell, "dropout", 0) > 0:
             cell.reset_dropout_mask()
             x = x * ops.expand_dims(cell.get_dropout_mask(x[:, 0, :]), 1)
             cell.reset_dropout_mask()
+        return x
+
+    def _call_fused(self, kind, sequences, initial_state, mask, training):
+        cell = self.cell
+        dtype = cell.compute_dtype
+        x = self._fused_inputs(sequences, training)
         loop_states = list(initial_state)
         jit, hoist = self._fused_options(sequences)
         if mask is not None:
