@@ -33,9 +33,10 @@ def _order(recipe, metrics):
             f"{recipe.name}: evaluate gives no {key!r} (the selection metric "
             f"{recipe.monitor[0]!r} without 'val_'). Received: {sorted(metrics)}"
         )
-    if recipe.tie_break is None:
+    tie_break = getattr(recipe, "tie_break", None)
+    if tie_break is None:
         return (sign * metrics[key],)
-    tie_key, tie_mode = recipe.tie_break
+    tie_key, tie_mode = tie_break
     if tie_key not in metrics:
         raise ValueError(
             f"{recipe.name}: evaluate gives no {tie_key!r} (the recipe's tie_break). "
