@@ -235,3 +235,37 @@ def test_ntm_copy_artifact_copies_fixed_seed_sequences_and_round_trips(tmp_path)
     model.save(path)
     again = keras.saving.load_model(path, safe_mode=True)
     np.testing.assert_allclose(np.asarray(again.predict_on_batch(x)), logits, atol=1e-4)
+
+
+def test_babi_evaluate_reports_the_answer_nll_that_breaks_ensemble_ties(capsys):
+    import types
+
+    from keras_seqmodels.zoo.framework import ensemble
+
+    answers = np.array([0, 1, 2, 0])
+    tasks = np.array([1, 1, 2, 2])
+
+    class Fixed:
+        def __init__(self, right):  # probability of the answer; the rest split evenly
+            self.probs = np.full((4, 3), (1 - right) / 2)
+            self.probs[np.arange(4), answers] = right
+
+        def predict(self, inputs, **kwargs):
+            return np.log(self.probs)
+
+    unsure, sure = Fixed(0.5), Fixed(0.9)  # both always right: equal error
+    metrics = recipe.evaluate(unsure, (None, None, answers, tasks), {})
+    assert metrics["mean_error_percent"] == 0.0
+    assert metrics["nll"] == pytest.approx(-np.log(0.5), abs=1e-5)
+    babi = types.SimpleNamespace(
+        name="babi-memn2n",
+        monitor=recipe.MONITOR,
+        tie_break=recipe.TIE_BREAK,
+        combine=lambda models, config: models[-1] if len(models) == 1 else models[0],
+        evaluate=recipe.evaluate,
+    )
+    chosen, _ = ensemble.select(babi, [unsure, sure], (None, None, answers, tasks), {}, size=1)
+    assert chosen == [1]  # the first in order would be [0]
+    del babi.tie_break
+    chosen, _ = ensemble.select(babi, [unsure, sure], (None, None, answers, tasks), {}, size=1)
+    assert chosen == [0]

@@ -70,6 +70,7 @@ CONFIG = {
 TASK = "bAbI QA (en, 1k), 20 tasks jointly trained: a story and a question in, a one-word answer"
 DATA = "bAbI v1.2 en 1k; valid = 10% of each task's train (seed 0); test: the 20 test files"
 MONITOR = ("val_mean_error_percent", "min")
+TIE_BREAK = ("nll", "min")  # equal mean error: the lower validation NLL
 DATA_SUBDIR = "babi"
 MEMORY_SIZE, SENTENCE_LENGTH, QUERY_LENGTH = 50, 11, 11
 NOT_SELECTABLE = 100.0  # the monitored error during linear start
@@ -272,12 +273,22 @@ def combine(models, config):
     return keras.Model([stories, queries], average, name="babi-memn2n")
 
 
+def _scores(model, data):
+    """``(error % per task, mean negative log-likelihood of the answers)``
+    of ``(stories, queries, answers, tasks)``."""
+    stories, queries, answers, tasks = data
+    logits = np.asarray(model.predict([stories, queries], batch_size=500, verbose=0), "float64")
+    wrong = np.argmax(logits, axis=-1) != answers
+    errors = {int(t): 100.0 * float(wrong[tasks == t].mean()) for t in np.unique(tasks)}
+    top = logits.max(axis=-1, keepdims=True)
+    log_z = np.log(np.exp(logits - top).sum(axis=-1)) + top[:, 0]
+    nll = float(np.mean(log_z - logits[np.arange(len(answers)), answers]))
+    return errors, nll
+
+
 def task_errors(model, data):
     """Error (%) per task of ``(stories, queries, answers, tasks)``."""
-    stories, queries, answers, tasks = data
-    logits = model.predict([stories, queries], batch_size=500, verbose=0)
-    wrong = np.argmax(logits, axis=-1) != answers
-    return {int(t): 100.0 * float(wrong[tasks == t].mean()) for t in np.unique(tasks)}
+    return _scores(model, data)[0]
 
 
 def mean_error(model, data):
@@ -300,10 +311,13 @@ def evaluation_data(data_dir, split, smoke, config):
 
 
 def evaluate(model, data, config):
-    """Mean error over the tasks (%), failed tasks (> 5%), error per task."""
-    errors = task_errors(model, data)
+    """Mean error over the tasks (%), failed tasks (> 5%), error per task,
+    and the answers' mean negative log-likelihood (``nll``: the ensemble
+    selection's tie-break, as errors over 100 questions per task often tie)."""
+    errors, nll = _scores(model, data)
     return {
         "mean_error_percent": round(float(np.mean(list(errors.values()))), 2),
+        "nll": round(nll, 5),
         "failed_tasks_over_5_percent": int(sum(e > 5.0 for e in errors.values())),
         "error_percent_per_task": {str(k): round(v, 2) for k, v in errors.items()},
     }
