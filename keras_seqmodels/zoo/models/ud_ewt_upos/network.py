@@ -156,7 +156,7 @@ def score(model, sentences, train_words):
 
 def to_arrays(sentences, vectorizer, tags):
     """Sentences vectorised by the model's own layer, flattened: ``words``
-    (tokens,), ``chars`` (tokens, max_chars), ``tags`` and ``offsets``
+    (tokens,), ``chars`` (tokens, the vectorizer's max_chars), ``tags`` and ``offsets``
     (sentences + 1,)."""
     tag_index = {t: i for i, t in enumerate(tags)}
     words, chars = [], []
@@ -164,6 +164,9 @@ def to_arrays(sentences, vectorizer, tags):
         chunk = sentences[i : i + 500]
         w, c = vectorizer(np.array([" ".join(ws) for ws, _ in chunk], dtype=object))
         w, c = np.asarray(w), np.asarray(c)
+        # Each call pads the characters to its own longest word: widen every
+        # chunk to the vectorizer's max_chars (0, the padding id) to join them.
+        c = np.pad(c, ((0, 0), (0, 0), (0, vectorizer.max_chars - c.shape[2])))
         for r, (ws, _) in enumerate(chunk):
             words.append(w[r, : len(ws)])
             chars.append(c[r, : len(ws)])
