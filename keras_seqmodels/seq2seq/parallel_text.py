@@ -14,6 +14,7 @@ import keras
 import numpy as np
 
 from keras_seqmodels.seq2seq import text
+from keras_seqmodels.training.batch_order import vary_first_two
 
 # Padded widths of the training batches: a handful of shapes, so the training
 # step is traced a handful of times instead of once per batch.
@@ -212,7 +213,8 @@ class _Batches(keras.utils.PyDataset):
         super().__init__()
         self.source, self.target, self.batch_size = source, target, batch_size
         self.rng = None if seed is None else np.random.default_rng(seed)
-        self.items = _batches(source, target, batch_size, self.rng)
+        # Keras fixes the tf.data signature from the first two batches.
+        self.items = vary_first_two(_batches(source, target, batch_size, self.rng))
 
     def __len__(self):
         return len(self.items)
@@ -222,4 +224,6 @@ class _Batches(keras.utils.PyDataset):
 
     def on_epoch_end(self):
         if self.rng is not None:
-            self.items = _batches(self.source, self.target, self.batch_size, self.rng)
+            self.items = vary_first_two(
+                _batches(self.source, self.target, self.batch_size, self.rng)
+            )

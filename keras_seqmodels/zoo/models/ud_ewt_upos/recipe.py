@@ -103,6 +103,8 @@ def load_data(data_dir, split, smoke, config):
     again each epoch); the dev accuracy is the callback's, not ``fit``'s."""
     import keras
 
+    from keras_seqmodels.training.batch_order import vary_first_two
+
     if split != "train":
         return None
     arrays = id_arrays(config, "train")
@@ -118,7 +120,10 @@ def load_data(data_dir, split, smoke, config):
             self.on_epoch_end()
 
         def on_epoch_end(self):
-            self.batches = network.pad_batches(arrays, config["batch_size"], rng, drop)
+            # Widths and row counts vary: the first two batches must differ in
+            # both, as Keras fixes the tf.data signature from them.
+            batches = network.pad_batches(arrays, config["batch_size"], rng, drop)
+            self.batches = vary_first_two(batches)
 
         def __len__(self):
             return len(self.batches)
