@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import numpy as np
 import pytest
@@ -69,6 +70,21 @@ def test_every_zoo_model_has_a_folder_and_ported_ones_a_recipe():
         assert isinstance(recipe, framework.Recipe) and recipe.name == name
 
 
+def _optimizer_variables(path):
+    """Names of the optimizer's variables stored in a ``.keras`` file."""
+    import io
+
+    import h5py
+
+    with zipfile.ZipFile(path) as f:
+        weights = io.BytesIO(f.read("model.weights.h5"))
+    names = []
+    with h5py.File(weights, "r") as h5:
+        if "optimizer" in h5:
+            h5["optimizer"].visit(names.append)
+    return [n for n in names if n.endswith(tuple("0123456789"))]
+
+
 @pytest.mark.parametrize("name", PORTED)
 def test_smoke_training_selects_a_checkpoint_and_evaluates_it(name, tmp_path, capsys):
     work = tmp_path / "run"
@@ -77,8 +93,9 @@ def test_smoke_training_selects_a_checkpoint_and_evaluates_it(name, tmp_path, ca
     assert main(["train", name, *argv]) == 0
     record = json.loads((work / "best.json").read_text())
     assert record["epoch"] == 1 and np.isfinite(record["value"])
-    shipped = work / f"{name}.keras"  # a packaged model, else the checkpoint
-    model = shipped if shipped.exists() else work / "best.keras"
+    model = work / f"{name}.keras"  # what ships: packaged, without optimizer state
+    assert not _optimizer_variables(model)
+    assert _optimizer_variables(work / "best.keras")  # the checkpoint keeps them
     capsys.readouterr()
     argv = ["--smoke", "--split", "validation", "--model", str(model), *small]
     assert main(["evaluate", name, *argv]) == 0

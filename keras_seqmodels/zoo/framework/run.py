@@ -34,7 +34,9 @@ def _runs(args):
 
 
 def train(recipe, args):
-    """Train every run; the best on validation becomes ``<work-dir>/best.keras``."""
+    """Train every run; the best on validation becomes ``<work-dir>/best.keras``
+    (a training checkpoint, for ``--init-from``) and ``<work-dir>/NAME.keras``
+    (the model to evaluate, export and register: packaged, no optimizer)."""
     base = arguments.config_of(recipe, args)
     unknown = [k for k, _ in args.sweep if k not in base]
     if unknown:
@@ -67,10 +69,13 @@ def train(recipe, args):
         shutil.copyfile(os.path.join(work_dir, "best.keras"), best)
         with open(os.path.join(args.work_dir, "best.json"), "w", encoding="utf-8") as f:
             json.dump(dict(record, run=work_dir, config=config), f)
+    # What ships: the selected model (packaged, if the recipe packages it)
+    # without the optimizer state that best.keras keeps for --init-from.
+    model = keras.saving.load_model(best, compile=False, safe_mode=True)
     if recipe.package is not None:
-        model = keras.saving.load_model(best, compile=False, safe_mode=True)
-        best = os.path.join(args.work_dir, f"{recipe.name}.keras")
-        recipe.package(model, dict(config, work_dir=args.work_dir)).save(best)
+        model = recipe.package(model, dict(config, work_dir=args.work_dir))
+    best = os.path.join(args.work_dir, f"{recipe.name}.keras")
+    model.save(best)
     return _finish(recipe, args, best, record)
 
 
