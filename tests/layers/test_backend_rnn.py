@@ -16,6 +16,7 @@ import keras
 import numpy as np
 import pytest
 from keras import ops
+from recurrent_grads import exact_tanh, np_, value_and_grads
 
 import keras_seqmodels as ks
 from keras_seqmodels.layers import backend_rnn
@@ -31,20 +32,6 @@ LENGTHS = np.array([7, 4, 1, 0])
 PADDED = np.arange(7)[None, :] < LENGTHS[:, None]
 HOLES = PADDED.copy()
 HOLES[0, 2] = False  # a masked step before unmasked ones
-
-
-def np_(x):
-    return ops.convert_to_numpy(x)
-
-
-def exact_tanh():
-    # keras.ops.tanh returns float32 for float64 input on JAX; the generic
-    # side must stay float64 for a 1e-9 comparison.
-    if BACKEND == "jax":
-        import jax
-
-        return jax.numpy.tanh
-    return "tanh"
 
 
 def make_pair(kind, dtype, seed=0, cell_kw=None, **layer_kw):
@@ -67,40 +54,6 @@ def make_pair(kind, dtype, seed=0, cell_kw=None, **layer_kw):
         for var, value in zip(layer.weights, values):
             var.assign(value.astype(var.dtype))
     return layers
-
-
-def value_and_grads(layer, x, states, mask, proj):
-    """Outputs and the gradients of ``sum(outputs * proj)`` with respect to
-    the input, the initial states and the cell's weights."""
-    variables = layer.cell.trainable_weights
-
-    def loss_of(x, states):
-        outs = layer(x, initial_state=list(states), mask=mask, training=True)
-        outs = outs if isinstance(outs, list) else [outs]
-        return sum(ops.sum(o * p) for o, p in zip(outs, proj)), outs
-
-    if BACKEND == "torch":
-        import torch
-
-        x = torch.tensor(x, requires_grad=True)
-        states = [torch.tensor(s, requires_grad=True) for s in states]
-        proj = [torch.tensor(p) for p in proj]
-        loss, outs = loss_of(x, states)
-        grads = torch.autograd.grad(loss, [x] + states + [v.value for v in variables])
-        return [np_(o.detach()) for o in outs], [np_(g) for g in grads]
-    import jax
-
-    def pure(values, x, states):
-        with keras.StatelessScope(state_mapping=list(zip(variables, values))):
-            return loss_of(x, states)
-
-    (_, outs), grads = jax.value_and_grad(pure, argnums=(0, 1, 2), has_aux=True)(
-        [v.value for v in variables], x, list(states)
-    )
-    weight_grads, dx, dstates = grads
-    return [np_(o) for o in outs], [np_(dx)] + [np_(g) for g in dstates] + [
-        np_(g) for g in weight_grads
-    ]
 
 
 def assert_pair_equal(kind, dtype, atol, mask, **layer_kw):

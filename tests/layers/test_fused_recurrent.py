@@ -3,7 +3,7 @@
 import keras
 import numpy as np
 import pytest
-from keras import ops
+from recurrent_grads import exact_tanh, np_, value_and_grads
 
 import keras_seqmodels as ks
 
@@ -35,21 +35,6 @@ MASK = np.array(
 )
 
 
-def np_(x):
-    return ops.convert_to_numpy(x)
-
-
-def exact_tanh():
-    """tanh that keeps float64 on every backend (``keras.ops.tanh`` returns
-    float32 for float64 input on JAX, which would make the generic loop, not
-    the fused one, the imprecise side of the comparison)."""
-    if BACKEND == "jax":
-        import jax
-
-        return jax.numpy.tanh
-    return "tanh"
-
-
 def make_pair(key, x_shape, dtype="float64", seed=0, cell_kw=None, **layer_kw):
     """A fused and a generic layer with the same random weights."""
     layers = []
@@ -67,41 +52,6 @@ def make_pair(key, x_shape, dtype="float64", seed=0, cell_kw=None, **layer_kw):
         for var, value in zip(layer.weights, values):
             var.assign(value.astype(var.dtype))
     return layers
-
-
-def value_and_grads(layer, x, states, mask, weights_proj, training=True):
-    """Loss ``sum(outputs * proj)`` and its gradients with respect to the
-    input, the initial states and the cell's trainable weights."""
-    variables = layer.cell.trainable_weights
-
-    def loss_of(x, states):
-        outs = layer(x, initial_state=list(states), mask=mask, training=training)
-        outs = outs if isinstance(outs, list) else [outs]
-        return sum(ops.sum(o * p) for o, p in zip(outs, weights_proj)), outs
-
-    if BACKEND == "tensorflow":
-        import tensorflow as tf
-
-        x = tf.constant(x)
-        states = [tf.constant(s) for s in states]
-        with tf.GradientTape() as tape:
-            tape.watch([x] + states)
-            loss, outs = loss_of(x, states)
-        grads = tape.gradient(loss, [x] + states + [v.value for v in variables])
-        return [np_(o) for o in outs], [np_(g) for g in grads]
-    import jax
-
-    def pure(values, x, states):
-        with keras.StatelessScope(state_mapping=list(zip(variables, values))):
-            return loss_of(x, states)
-
-    (loss, outs), grads = jax.value_and_grad(pure, argnums=(0, 1, 2), has_aux=True)(
-        [v.value for v in variables], x, list(states)
-    )
-    weight_grads, dx, dstates = grads
-    return [np_(o) for o in outs], [np_(dx)] + [np_(g) for g in dstates] + [
-        np_(g) for g in weight_grads
-    ]
 
 
 def assert_pair_equal(fused, generic, x, states, mask, atol=1e-9, training=True):
