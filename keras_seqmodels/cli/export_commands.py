@@ -29,35 +29,18 @@ def _export(args):
 
 def _keras_file_exporter(path, model):
     """The exporter a loaded .keras model needs (None: the generic one), or one line."""
+    from keras_seqmodels import export
     from keras_seqmodels.cli.main import UserError
-    from keras_seqmodels.language_model import WordLanguageModel
-    from keras_seqmodels.seq2seq import EncoderDecoder, Translator
-    from keras_seqmodels.trees import TreeClassifier
 
-    if isinstance(model, TreeClassifier):  # as sst-treelstm; root_label names its labels
-        from keras_seqmodels.trees.serving import export_sentiment_savedmodel
-
-        return _without_beam(path, "a tree classifier", export_sentiment_savedmodel)
-    if isinstance(model, WordLanguageModel):
-        from keras_seqmodels.export.language_model import export_language_model
-
-        return _without_beam(path, "a language model", export_language_model)
-    from keras_seqmodels.export.tagging import export_tagger, is_string_tagger
-
-    if is_string_tagger(model):  # tag strings out (keras_seqmodels.tagging): raw text in
-        return _without_beam(path, "a tagger", export_tagger)
-    if isinstance(model, Translator):
-        from keras_seqmodels.export.translation import export_translator
-
-        return export_translator
-    if isinstance(model, EncoderDecoder):
-        raise UserError(
-            f"{path} holds an EncoderDecoder (token ids in, teacher-forced logits out), "
-            "not a translator; wrap it with its vocabularies in "
-            "keras_seqmodels.seq2seq.Translator (Translator.from_parallel_text trains one "
-            "from two text files), save that as .keras and export it"
-        )
-    return None
+    try:
+        exporter, kind = export.exporter_for_model(model)
+    except ValueError as err:
+        raise UserError(f"{path} holds {err}") from None
+    if kind is None:
+        return None
+    if kind == "a translator":
+        return exporter
+    return _without_beam(path, kind, exporter)
 
 
 def _without_beam(path, kind, exporter):

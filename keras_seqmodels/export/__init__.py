@@ -106,6 +106,42 @@ def exporter_for(name):
     return getattr(importlib.import_module(module), function)
 
 
+def exporter_for_model(model):
+    """``(exporter, kind)`` for a Keras model object: the exporter its type
+    needs and a few words naming it (for messages).
+
+    A ``Translator`` gets ``export_translator`` (beam search inside), a
+    ``WordLanguageModel`` ``export_language_model``, a ``TreeClassifier``
+    the sst-treelstm signature, a string tagger (``keras_seqmodels.tagging``)
+    ``export_tagger``; anything else the generic ``export_model``.
+
+    Raises:
+        ValueError: for a bare ``EncoderDecoder``: its call is teacher-forced
+            and it has no tokenizer, so there is nothing to serve.
+    """
+    from keras_seqmodels.export.tagging import is_string_tagger
+    from keras_seqmodels.language_model import WordLanguageModel
+    from keras_seqmodels.seq2seq import EncoderDecoder, Translator
+    from keras_seqmodels.trees import TreeClassifier
+
+    if isinstance(model, Translator):
+        return exporter_for("multi30k-en-de"), "a translator"
+    if isinstance(model, EncoderDecoder):
+        raise ValueError(
+            "an EncoderDecoder (token ids in, teacher-forced logits out) is not a "
+            "translator; wrap it with its vocabularies in "
+            "keras_seqmodels.seq2seq.Translator (Translator.from_parallel_text trains one "
+            "from two text files), save that as .keras and export it"
+        )
+    if isinstance(model, WordLanguageModel):  # text in: its vocabulary is inside
+        return exporter_for("ptb-lstm"), "a language model"
+    if isinstance(model, TreeClassifier):  # root_label names its own labels
+        return exporter_for("sst-treelstm"), "a tree classifier"
+    if is_string_tagger(model):  # tag strings out: served on raw text
+        return exporter_for("ud-ewt-upos"), "a tagger"
+    return exporter_for(None), None
+
+
 def export(name, directory, **options):
     """Write a zoo model, a ``.keras`` file or a Keras model as a SavedModel.
 
@@ -113,8 +149,8 @@ def export(name, directory, **options):
         name: a zoo name (see ``keras_seqmodels.zoo.list_models()``; loaded
             with its SHA-256 checked and exported by its exporter), a path
             to a ``.keras`` file (loaded in safe mode) or a ``keras.Model``;
-            the last two get the generic exporter (a ``WordLanguageModel``:
-            ``export_language_model``, text in).
+            the last two get the exporter of their type
+            (``exporter_for_model``).
         directory: output folder (must not exist or be empty).
         **options: passed to the model's exporter (e.g. ``beam_size``).
 
@@ -150,20 +186,9 @@ def export(name, directory, **options):
             f"keras.Model. Received: {type(name).__name__}"
         )
     options.setdefault("served_name", name or getattr(model, "name", None) or "model")
-    from keras_seqmodels.language_model import WordLanguageModel
-
-    if isinstance(model, WordLanguageModel):  # text in: its vocabulary is inside
-        name = "ptb-lstm"  # the same exporter (export_language_model)
-    from keras_seqmodels.trees import TreeClassifier
-
-    if isinstance(model, TreeClassifier):  # root_label names its own labels
-        name = "sst-treelstm"
-    from keras_seqmodels.export.tagging import export_tagger, is_string_tagger
-
-    # Tag strings out (keras_seqmodels.tagging): served on raw text.
-    exporter = export_tagger if is_string_tagger(model) else exporter_for(name)
+    exporter, _ = exporter_for_model(model)
     exporter(model, directory, **options)
     return directory
 
 
-__all__ = ["EXPORTERS", "export", "exporter_for"]
+__all__ = ["EXPORTERS", "export", "exporter_for", "exporter_for_model"]

@@ -148,3 +148,15 @@ def test_cli_translate_prints_german(shipped, monkeypatch):
     assert len(lines) == 2
     assert "Mann" in lines[0] and "Fahrrad" in lines[0]
     assert "Hunde" in lines[1] and "Schnee" in lines[1]
+
+
+def test_export_picks_the_exporter_of_the_model_type(tiny):
+    from keras_seqmodels import export
+    from keras_seqmodels.export.translation import export_translator
+
+    exporter, kind = export.exporter_for_model(tiny)
+    assert exporter is export_translator and kind == "a translator"
+    with pytest.raises(ValueError, match="EncoderDecoder .* is not a translator"):
+        export.exporter_for_model(tiny.model)
+    generic, kind = export.exporter_for_model(keras.Sequential([keras.Input((2,))]))
+    assert generic is export.exporter_for(None) and kind is None
