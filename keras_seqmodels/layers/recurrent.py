@@ -517,9 +517,8 @@ class Recurrent(keras.layers.Layer):
                 tuple(initial_state),
                 params,
                 mask=m,
-                unroll=self._fused_unroll,
                 hoist=hoist,
-                differentiable=bool(training) or self._fused_always_differentiable,
+                differentiable=bool(training),
                 jit=jit,
             )
             states = list(finals)
@@ -541,10 +540,8 @@ class Recurrent(keras.layers.Layer):
     # Tuning of the fused loop, measured on CPU (see BENCHMARKS.md): XLA on
     # TensorFlow when the number of steps is static; the input product
     # before the loop (hoist) always, or up to a batch size.
-    _fused_unroll = 1
     _fused_hoist = False
     _fused_hoist_max_batch = 4
-    _fused_always_differentiable = False
     _fused_inference_kinds = ("gru",)
     _fused_jit = True
 
