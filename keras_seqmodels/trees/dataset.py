@@ -55,7 +55,9 @@ def tree_dataset(trees, batch_size, arity=2, vocab=None, shuffle=False, seed=0,
             label_spec,
         ),
     )
-    ds = ds.cache()
+    # The number of trees is known: fit then knows the number of batches (a
+    # progress bar with a total, no end-of-data warning after the first epoch).
+    ds = ds.apply(tf.data.experimental.assert_cardinality(len(encoded))).cache()
     if shuffle:
         ds = ds.shuffle(len(encoded), seed=seed, reshuffle_each_iteration=True)
     pad_tok = tf.constant("" if string_tokens else 0, tok_spec.dtype)

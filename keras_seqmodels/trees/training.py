@@ -105,14 +105,6 @@ def _relabel(tree, index, lower):
     return lower_tokens(out) if lower else out
 
 
-def _sized(dataset, trees, batch_size):
-    """``dataset`` with its number of batches known to ``fit`` (a progress bar
-    with a total from the first epoch, and no end-of-data warning)."""
-    import tensorflow as tf
-
-    return dataset.apply(tf.data.experimental.assert_cardinality(-(-trees // batch_size)))
-
-
 def train_tree_classifier(
     train_path,
     validation_path=None,
@@ -219,12 +211,9 @@ def train_tree_classifier(
                 f"{train_path} does not have ({labels}); they are left out of validation",
                 stacklevel=2,
             )
-        val_data = _sized(
-            tree_dataset([_relabel(t, index, lower) for t in validation], batch_size),
-            len(validation), batch_size,
-        )  # fmt: skip
+        val_data = tree_dataset([_relabel(t, index, lower) for t in validation], batch_size)
     classifier.fit(
-        _sized(tree_dataset(train, batch_size, shuffle=True, seed=seed), len(train), batch_size),
+        tree_dataset(train, batch_size, shuffle=True, seed=seed),
         validation_data=val_data,
         shuffle=False,  # the dataset reshuffles itself
         epochs=epochs,

@@ -226,3 +226,12 @@ def test_root_accuracy_reads_the_root_and_skips_unlabelled_roots():
     expected = np.mean(y_pred[keep, 0].argmax(-1) == y_true[keep, 0])
     assert float(metric.result()) == pytest.approx(expected)
     assert RootAccuracy.from_config(RootAccuracy(root=2).get_config()).root == 2
+
+
+def test_tree_dataset_knows_its_number_of_batches():
+    from keras_seqmodels.trees import parse_ptb, tree_dataset
+
+    trees = [parse_ptb("(1 (0 a) (1 b))")] * 53
+    for shuffle in (False, True):
+        ds = tree_dataset(trees, 25, shuffle=shuffle)
+        assert int(ds.cardinality()) == 3 == sum(1 for _ in ds)
