@@ -176,14 +176,27 @@ def sample(model, vocabulary, prompt, length, temperature=1.0, seed=None):
     if not ids:
         ids = [eos if eos is not None else unk]
     rng = np.random.default_rng(seed)
-    decoder = decoder_for(model)
+    return [vocabulary[i] for i in continue_ids(decoder_for(model), ids, length, temperature, rng)]
+
+
+def continue_ids(decoder, ids, length, temperature=1.0, rng=None, greedy=False):
+    """The ids of ``length`` words after ``ids`` from a ``decoder_for`` decoder.
+
+    Each next word is the most likely one (``greedy``) or is drawn from
+    softmax(logits / temperature) with the NumPy generator ``rng``.
+    """
+    import numpy as np
+
     out = []
     logits = decoder.start(ids)
     for k in range(length):
-        logits = logits.astype("float64") / temperature
-        p = np.exp(logits - logits.max())
-        nxt = int(rng.choice(len(p), p=p / p.sum()))
-        out.append(vocabulary[nxt])
+        if greedy:
+            nxt = int(np.argmax(logits))
+        else:
+            z = np.asarray(logits, "float64") / temperature
+            p = np.exp(z - z.max())
+            nxt = int(rng.choice(len(p), p=p / p.sum()))
+        out.append(nxt)
         if k + 1 < length:
             logits = decoder.step(nxt)
     return out

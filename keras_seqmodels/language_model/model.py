@@ -199,19 +199,11 @@ class WordLanguageModel(keras.Model):
             raise ValueError(f"{name}: `length` must be a positive integer. Received: {length!r}")
         if not temperature > 0:
             raise ValueError(f"{name}: `temperature` must be > 0. Received: {temperature!r}")
+        from keras_seqmodels.language_model.decoding import continue_ids
+
         rng = np.random.default_rng(seed)
-        decoder = self._decoder()
-        logits, words = decoder.start(self.ids(prompt)), []
-        for k in range(length):
-            if greedy:
-                nxt = int(np.argmax(logits))
-            else:
-                p = _softmax(np.asarray(logits, "float64") / temperature)
-                nxt = int(rng.choice(len(p), p=p))
-            words.append(self.vocabulary[nxt])
-            if k + 1 < length:
-                logits = decoder.step(nxt)
-        return " ".join(words)
+        ids = continue_ids(self._decoder(), self.ids(prompt), length, temperature, rng, greedy)
+        return " ".join(self.vocabulary[i] for i in ids)
 
     def perplexity(self, path, sequence_length=35, batch_size=32):
         """Perplexity of the model on a text file (tokenized as in training).
