@@ -3,6 +3,7 @@
 Pure Python and NumPy (no Keras), so any backend can train on the result.
 """
 
+import collections
 import os
 
 import numpy as np
@@ -113,9 +114,7 @@ def build_vocabulary(words, vocabulary_size=10_000, min_count=1):
         raise ValueError(
             f"build_vocabulary: `min_count` must be an integer >= 1. Received: {min_count!r}"
         )
-    counts = {}
-    for w in words:
-        counts[w] = counts.get(w, 0) + 1
+    counts = collections.Counter(words)
     ranked = sorted(
         (w for w, c in counts.items() if c >= min_count and w not in (EOS, UNK)),
         key=lambda w: (-counts[w], w),
@@ -143,10 +142,10 @@ def to_ids(words, vocabulary):
     return np.array([index.get(w, unk) for w in words], dtype="int32")
 
 
-def windows(ids, length, offset=0):
+def windows(ids, length):
     """Non-overlapping training windows of a stream: inputs and next-word targets.
 
-    Window k reads ``ids[offset + k*length : offset + (k+1)*length]`` and
+    Window k reads ``ids[k*length : (k+1)*length]`` and
     predicts the same span shifted by one word; the words after the last
     full window are left out. A stream shorter than ``length + 1`` words gives
     one window of ``len(ids) - 1`` words.
@@ -154,7 +153,6 @@ def windows(ids, length, offset=0):
     Args:
         ids: int array, the word stream.
         length: words per window.
-        offset: first word of the first window.
 
     Returns:
         ``(inputs, targets)``, int32 arrays ``(windows, length)``.
@@ -168,9 +166,6 @@ def windows(ids, length, offset=0):
     ids = np.asarray(ids, "int32")
     if len(ids) < length + 1:
         return ids[None, :-1], ids[None, 1:]
-    count = (len(ids) - 1 - offset) // length
-    end = offset + count * length
-    return (
-        ids[offset:end].reshape(count, length),
-        ids[offset + 1 : end + 1].reshape(count, length),
-    )
+    count = (len(ids) - 1) // length
+    end = count * length
+    return ids[:end].reshape(count, length), ids[1 : end + 1].reshape(count, length)

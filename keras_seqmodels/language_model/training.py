@@ -104,17 +104,13 @@ def train_language_model(
                        ("epochs", epochs)):  # fmt: skip
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name}: `{arg}` must be a positive integer. Received: {value!r}")
-    words = textlib.read_words(train_path, lowercase, name, "train_path")
-    if len(words) < 2:
-        raise ValueError(f"{name}: {train_path} holds a single word; a model needs two or more")
+    words = textlib.read_words(train_path, lowercase, name, "train_path")  # >= 1 word + <eos>
     vocabulary = textlib.build_vocabulary(words, vocabulary_size, min_count)
     train_ids = textlib.to_ids(words, vocabulary)
     val_ids = None
     if validation_path is not None:
         val_words = textlib.read_words(validation_path, lowercase, name, "validation_path")
         val_ids = textlib.to_ids(val_words, vocabulary)
-        if len(val_ids) < 2:
-            raise ValueError(f"{name}: {validation_path} holds a single word; give more text")
 
     keras.utils.set_random_seed(seed)
     model = WordLanguageModel(vocabulary, units=units, layers=layers, dropout=dropout,
