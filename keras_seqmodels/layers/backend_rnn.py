@@ -49,7 +49,7 @@ _DTYPES = ("float32", "float64")
 
 def kind(layer, training):
     """The library kernel for this layer and call, ``"lstm"``, ``"gru"`` or ``None``."""
-    from keras_seqmodels import cells
+    from keras_seqmodels.layers import fused_rnn
 
     if not layer.fused or layer.unroll:
         return None
@@ -57,17 +57,8 @@ def kind(layer, training):
     if backend not in ("jax", "torch"):
         return None
     cell = layer.cell
-    cls = type(cell)
-    tanh, sigmoid = keras.activations.tanh, keras.activations.sigmoid
-    if getattr(cell, "activation", None) is not tanh:
-        return None
-    if getattr(cell, "recurrent_activation", None) is not sigmoid:
-        return None
-    if cls is cells.LSTMCell and not cell.use_peepholes:
-        name = "lstm"
-    elif cls is cells.GRUCell and cell.reset_after:
-        name = "gru"
-    else:
+    name = {"lstm": "lstm", "gru_after": "gru"}.get(fused_rnn.cell_kind(cell))
+    if name is None or (name == "lstm" and cell.use_peepholes):
         return None
     if training and getattr(cell, "recurrent_dropout", 0) > 0:
         return None

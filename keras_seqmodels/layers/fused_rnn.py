@@ -58,6 +58,12 @@ def fused_kind(cell):
     """
     if keras.backend.backend() not in _BACKENDS:
         return None
+    return cell_kind(cell)
+
+
+def cell_kind(cell):
+    """``fused_kind`` on any backend: the key of ``BLOCKS`` whose equations
+    ``cell`` computes, or ``None``."""
     from keras_seqmodels import cells
 
     tanh, sigmoid = keras.activations.tanh, keras.activations.sigmoid
