@@ -115,9 +115,24 @@ def exporter_for_model(model):
     the sst-treelstm signature, a string tagger (``keras_seqmodels.tagging``)
     ``export_tagger``; anything else the generic ``export_model``.
 
+    Args:
+        model: a Keras model object (loaded or built in Python).
+
+    Returns:
+        ``(exporter, kind)``: the function to call as ``exporter(model,
+        directory, **options)``, and e.g. ``"a translator"`` (``None`` for
+        the generic exporter).
+
     Raises:
         ValueError: for a bare ``EncoderDecoder``: its call is teacher-forced
             and it has no tokenizer, so there is nothing to serve.
+
+    Example:
+
+    >>> import keras
+    >>> exporter, kind = exporter_for_model(keras.Sequential([keras.Input((3,))]))
+    >>> exporter.__name__, kind
+    ('export_model', None)
     """
     from keras_seqmodels.export.tagging import is_string_tagger
     from keras_seqmodels.language_model import WordLanguageModel
