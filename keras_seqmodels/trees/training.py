@@ -15,7 +15,7 @@ import os
 import warnings
 
 from keras_seqmodels.trees.ptb import parse_ptb
-from keras_seqmodels.trees.tree import Tree, TreeError, lower_tokens
+from keras_seqmodels.trees.tree import TreeError, lower_tokens
 
 _FORM = "one bracketed tree per line, a label on every node, e.g. (3 (2 it) (4 (3 works) (2 .)))"
 
@@ -99,9 +99,7 @@ def _clip(line, width=60):
 
 def _relabel(tree, index, lower):
     """A copy of ``tree`` with its labels replaced by class indices (-1: none)."""
-    out = Tree.__new__(Tree)
-    out.children, out.root, out.tokens = tree.children, tree.root, tree.tokens
-    out.labels = [-1 if x is None else index.get(x, -1) for x in tree.labels]
+    out = tree.with_values(labels=[-1 if x is None else index.get(x, -1) for x in tree.labels])
     return lower_tokens(out) if lower else out
 
 

@@ -100,6 +100,22 @@ class Tree:
         parts.append(emit(self.root))
         return parts[0]
 
+    def with_values(self, tokens=None, labels=None):
+        """A tree of the same (already checked) structure with other tokens
+        or labels; ``None`` keeps this tree's. The structure is shared, not
+        checked again.
+
+        Example:
+
+        >>> Tree([[1, 2], [], []], labels=[3, 2, 4]).with_values(labels=[0, 1, 2]).labels
+        [0, 1, 2]
+        """
+        out = Tree.__new__(Tree)
+        out.children, out.root = self.children, self.root
+        out.tokens = self.tokens if tokens is None else _per_node("tokens", tokens, len(self))
+        out.labels = self.labels if labels is None else _per_node("labels", labels, len(self))
+        return out
+
     def __repr__(self):
         return f"Tree({len(self)} nodes, depth {self.depth()}, root {self.root})"
 
@@ -273,7 +289,4 @@ def lower_tokens(tree):
     >>> lower_tokens(Tree([[1, 2], [], []], tokens=[None, "Good", "FUN"])).tokens
     [None, 'good', 'fun']
     """
-    out = Tree.__new__(Tree)
-    out.children, out.labels, out.root = tree.children, tree.labels, tree.root
-    out.tokens = [None if t is None else t.lower() for t in tree.tokens]
-    return out
+    return tree.with_values(tokens=[None if t is None else t.lower() for t in tree.tokens])

@@ -152,10 +152,7 @@ def _as_trees(inputs):
     for x in inputs:
         tree = x if isinstance(x, Tree) else _text_to_tree(str(x))
         # Labels in the input are not read (and may be strings).
-        bare = Tree.__new__(Tree)
-        bare.children, bare.tokens, bare.root = tree.children, tree.tokens, tree.root
-        bare.labels = [None] * len(tree.children)
-        out.append(bare)
+        out.append(tree.with_values(labels=[None] * len(tree)))
     return out
 
 
