@@ -66,11 +66,7 @@ def read_words(paths, lowercase=True, caller="read_words", argument="paths"):
             )
         try:
             with open(path, encoding="utf-8") as f:
-                for line in f:
-                    line_words = (line.lower() if lowercase else line).split()
-                    if line_words:
-                        words.extend(line_words)
-                        words.append(EOS)
+                words.extend(line_words(f, lowercase))
         except UnicodeDecodeError as err:
             raise ValueError(
                 f"{caller}: {path} is not UTF-8 text ({err.reason} at byte {err.start}); "
@@ -81,6 +77,33 @@ def read_words(paths, lowercase=True, caller="read_words", argument="paths"):
             f"{caller}: {' and '.join(_paths(caller, argument, paths))} holds no words "
             f"(empty or blank lines only); `{argument}` must be {EXPECTED}"
         )
+    return words
+
+
+def line_words(lines, lowercase=True):
+    """The words of lines of text as one stream, each non-blank line ended by ``<eos>``.
+
+    Each line is split on whitespace (lower-cased first when ``lowercase``);
+    blank lines give nothing. ``read_words`` reads files with it.
+
+    Args:
+        lines: an iterable of strings (a list, an open text file).
+        lowercase: lower-case the words.
+
+    Returns:
+        A list of strings (words and ``<eos>``).
+
+    Example:
+
+    >>> line_words(["The cat", "", "sat"], lowercase=False)
+    ['The', 'cat', '<eos>', 'sat', '<eos>']
+    """
+    words = []
+    for line in lines:
+        split = (line.lower() if lowercase else line).split()
+        if split:
+            words.extend(split)
+            words.append(EOS)
     return words
 
 
@@ -125,6 +148,8 @@ def build_vocabulary(words, vocabulary_size=10_000, min_count=1):
 def to_ids(words, vocabulary):
     """Word ids (int32 array); words not in ``vocabulary`` are ``<unk>``.
 
+    A vocabulary without ``<unk>`` serves streams of its own words only.
+
     Args:
         words: a list of words.
         vocabulary: the word list (``build_vocabulary``).
@@ -138,8 +163,12 @@ def to_ids(words, vocabulary):
     [2, 1, 0]
     """
     index = {w: i for i, w in enumerate(vocabulary)}
-    unk = index[UNK]
-    return np.array([index.get(w, unk) for w in words], dtype="int32")
+    unk = index.get(UNK)
+    ids = [index.get(w, unk) for w in words]
+    if unk is None and None in ids:
+        missing = next(w for w, i in zip(words, ids) if i is None)
+        raise KeyError(f"to_ids: {missing!r} is not in the vocabulary, which has no {UNK!r}")
+    return np.array(ids, dtype="int32")
 
 
 def windows(ids, length):

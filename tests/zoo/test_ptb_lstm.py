@@ -11,7 +11,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_seqmodels.language_model import decoding
+from keras_seqmodels.language_model import decoding, text
 from keras_seqmodels.zoo.models.ptb_lstm import network
 
 # Written for this test in the style of Mikolov's PTB preprocessing (lower
@@ -31,10 +31,10 @@ def recipe():
 @pytest.fixture(scope="module")
 def lm(recipe):
     keras.utils.set_random_seed(0)
-    words = recipe.tokens(SENTENCES)
+    words = text.line_words(SENTENCES)
     vocab = recipe.build_vocabulary(words) + ["<unk>"]
     model = recipe.build_model(len(vocab), units=8, layers=2, dropout=0.0)
-    return model, vocab, recipe.to_ids(words, vocab)
+    return model, vocab, text.to_ids(words, vocab)
 
 
 def test_stream_batches_pair_each_token_with_the_next(recipe):
@@ -161,7 +161,7 @@ def shipped(recipe):
 
 
 def _sentence_perplexity(recipe, model, vocab, sentences):
-    ids = recipe.to_ids(recipe.tokens(sentences), vocab)
+    ids = text.to_ids(text.line_words(sentences), vocab)
     units, layers = recipe.model_shape(model)
     return recipe.perplexity(model, ids, units, layers, batch=1, bptt=len(ids))[0]
 

@@ -11,29 +11,12 @@ import math
 
 import numpy as np
 
-EOS = "<eos>"
-
-
-def tokens(lines):
-    """The continuous stream: each line's words followed by <eos>."""
-    out = []
-    for line in lines:
-        out.extend(line.split())
-        out.append(EOS)
-    return out
-
 
 def build_vocabulary(train_tokens):
     counts = {}
     for w in train_tokens:
         counts[w] = counts.get(w, 0) + 1
     return sorted(counts, key=lambda w: (-counts[w], w))
-
-
-def to_ids(words, vocab):
-    index = {w: i for i, w in enumerate(vocab)}
-    unk = index.get("<unk>")
-    return np.array([index.get(w, unk) for w in words], dtype="int32")
 
 
 def stream_batches(ids, batch, bptt):

@@ -42,10 +42,12 @@ def stream(data_dir, split):
         rng = np.random.default_rng(list(SPLITS).index(split))
         return tuple(f"w{i}" for i in rng.integers(0, SMOKE_WORDS, 400 if split == "train" else 60))
     from keras_seqmodels.data.tfds_builders import load_local
+    from keras_seqmodels.language_model.text import line_words
     from keras_seqmodels.zoo.api import cache_dir
 
     ds = load_local("ptb_text", data_dir, SPLITS[split], os.path.join(cache_dir(), "tfds"))
-    return tuple(network.tokens(ex["text"].decode("utf-8") for ex in ds.as_numpy_iterator()))
+    lines = (ex["text"].decode("utf-8") for ex in ds.as_numpy_iterator())
+    return tuple(line_words(lines, lowercase=False))  # "N" stands for numbers
 
 
 def vocabulary(data_dir):
@@ -53,8 +55,10 @@ def vocabulary(data_dir):
 
 
 def ids_of(config, split, vocab=None):
+    from keras_seqmodels.language_model.text import to_ids
+
     words = stream(config["data_dir"], split)
-    return network.to_ids(words, vocab or vocabulary(config["data_dir"]))
+    return to_ids(words, vocab or vocabulary(config["data_dir"]))
 
 
 def load_data(data_dir, split, smoke, config):
