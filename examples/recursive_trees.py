@@ -83,8 +83,8 @@ def main(argv=None):
         optimizer=keras.optimizers.Adam(1e-2),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1),
     )
-    history = model.fit(trees.tree_dataset(train, 32, shuffle=True),
-                        epochs=args.epochs, verbose=0)
+    history = model.fit(trees.tree_dataset(train, 32, shuffle=True), shuffle=False,
+                        epochs=args.epochs, verbose=0)  # fmt: skip
 
     batch = trees.encode(test, arity=2)
     pred = np.asarray(model.predict_on_batch(

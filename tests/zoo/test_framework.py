@@ -267,6 +267,48 @@ def test_time_budget_stops_training(tmp_path):
     assert _epochs(work) == [0]
 
 
+@pytest.mark.parametrize("kind", ["arrays", "pydataset"])
+def test_fit_is_asked_to_shuffle_only_arrays_it_batches(kind, tmp_path, monkeypatch):
+    """``fit`` shuffles in-memory arrays itself; a dataset (the tf.data
+    pipeline the arrays become on TensorFlow, or a ``PyDataset`` that orders
+    its own batches) gets ``shuffle=False``: Keras neither warns nor reorders."""
+    import warnings
+
+    import keras
+
+    seen = []
+    fit = keras.Model.fit
+
+    def recording_fit(self, *args, **kwargs):
+        seen.append(kwargs.get("shuffle"))
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(keras.Model, "fit", recording_fit)
+    load = TINY_RECIPE.load_data
+    if kind == "pydataset":
+
+        def load(data_dir, split, smoke, config):
+            x, y = TINY_RECIPE.load_data(data_dir, split, smoke, config)
+
+            class Batches(keras.utils.PyDataset):
+                def __len__(self):
+                    return 4
+
+                def __getitem__(self, i):
+                    return x[8 * i : 8 * i + 8], y[8 * i : 8 * i + 8]
+
+            return Batches() if split == "train" else (x, y)
+
+    recipe = framework.Recipe(**{**TINY_RECIPE.__dict__, "load_data": load})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        framework.main(recipe, "train", ["--work-dir", str(tmp_path), "--verbose", "0",
+                                         "--epochs", "1"])  # fmt: skip
+    assert not [w for w in caught if "shuffle" in str(w.message)]
+    arrays = kind == "arrays" and keras.backend.backend() != "tensorflow"
+    assert seen == [arrays]
+
+
 JAX_SCRIPT = TINY + textwrap.dedent(
     """
     import json, sys

@@ -29,7 +29,13 @@ class Setup:
         return model
 
     def fit_inputs(self, data, shuffle=False, seed=None):
-        """``fit`` keyword arguments for a data tuple or a ``PyDataset``."""
+        """``fit`` keyword arguments for a data tuple or a dataset.
+
+        ``shuffle`` reaches ``fit`` only with in-memory arrays, which ``fit``
+        batches; a ``tf.data.Dataset`` or ``PyDataset`` orders its own
+        batches and gets ``shuffle=False`` (``fit``'s default, True, makes
+        Keras warn for a ``tf.data.Dataset`` and reorder a ``PyDataset``'s
+        batches)."""
         if not isinstance(data, tuple):
             return {"x": data, "shuffle": False}
         if self.tf_setup is not None:
