@@ -1,6 +1,6 @@
 """SavedModel export of a copy-task model (ntm-copy): a bit sequence in, its copy out."""
 
-from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, merge_limits
 
 # Documented request limits of the signature, checked in the graph.
@@ -41,7 +41,6 @@ def export_copy_model(model, directory, limits=None, served_name="copy model"):
         served_name: the start of the limit messages (``export`` passes the
             zoo name).
     """
-    import keras
     import tensorflow as tf
 
     check_empty_directory(directory)
@@ -75,12 +74,5 @@ def export_copy_model(model, directory, limits=None, served_name="copy model"):
         logits = tf.cast(logits[:, length + 1 :], tf.float32)
         return {"copy": tf.cast(logits > 0, tf.float32), "logits": logits}
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.add_endpoint(
-        name="serving_default",
-        fn=copy,
-        input_signature=[tf.TensorSpec([None, None, width], tf.float32, name="bits")],
-    )
-    archive.write_out(directory, verbose=False)
-    return directory
+    endpoint = (copy, [tf.TensorSpec([None, None, width], tf.float32, name="bits")])
+    return write_archive(directory, model, {"serving_default": endpoint})

@@ -20,6 +20,30 @@ def check_empty_directory(directory, caller="export"):
         raise FileExistsError(f"{caller}: {directory} is not empty; give a new or empty folder")
 
 
+def write_archive(directory, model, endpoints, track=()):
+    """Write ``model`` as a SavedModel with the given signatures.
+
+    Args:
+        directory: output folder (``check_empty_directory`` it first).
+        model: the Keras model (or layer) the endpoints call.
+        endpoints: ``{name: (fn, input_signature)}``, in order; ``name``
+            ``"serving_default"`` is the default signature.
+        track: other resources the endpoints use (lookup tables).
+
+    Returns:
+        ``directory``.
+    """
+    import keras
+
+    archive = keras.export.ExportArchive()
+    for resource in (model, *track):
+        archive.track(resource)
+    for name, (fn, signature) in endpoints.items():
+        archive.add_endpoint(name=name, fn=fn, input_signature=signature)
+    archive.write_out(directory, verbose=False)
+    return directory
+
+
 # Documented request limits of the generic signature, checked in the graph.
 LIMITS = {
     "max_batch": 1024,  # rows per request (the first dimension of every input)
@@ -53,7 +77,6 @@ def export_model(model, directory, limits=None, served_name=None, **options):
             zoo name or ``"model"``).
         **options: none; a clear error if any are given.
     """
-    import keras
     import tensorflow as tf
 
     from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits
@@ -100,8 +123,6 @@ def export_model(model, directory, limits=None, served_name=None, **options):
                                   limits["max_elements"]))
         return guard([x], checks)[0]
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
     if len(specs) == 1:
         fn = lambda x: model(checked(x, specs[0]), training=False)  # noqa: E731
         signature = specs
@@ -110,6 +131,4 @@ def export_model(model, directory, limits=None, served_name=None, **options):
             [checked(x, spec) for x, spec in zip(xs, specs)], training=False
         )
         signature = [specs]
-    archive.add_endpoint(name="serving_default", fn=fn, input_signature=signature)
-    archive.write_out(directory, verbose=False)
-    return directory
+    return write_archive(directory, model, {"serving_default": (fn, signature)})

@@ -1,6 +1,6 @@
 """SavedModel export of an image classifier (mnist-renet): pixels in, digit out."""
 
-from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, merge_limits
 
 # Documented request limits of the signature, checked in the graph.
@@ -41,7 +41,6 @@ def export_image_classifier(
         served_name: the start of the limit messages (``export`` passes the
             zoo name).
     """
-    import keras
     import tensorflow as tf
 
     check_empty_directory(directory)
@@ -82,12 +81,5 @@ def export_image_classifier(
             out["class_name"] = tf.where(finite, tf.gather(names, class_id), "")
         return out
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.add_endpoint(
-        name="serving_default",
-        fn=classify,
-        input_signature=[tf.TensorSpec([None] + shape[1:], tf.float32, name="pixels")],
-    )
-    archive.write_out(directory, verbose=False)
-    return directory
+    endpoint = (classify, [tf.TensorSpec([None] + shape[1:], tf.float32, name="pixels")])
+    return write_archive(directory, model, {"serving_default": endpoint})

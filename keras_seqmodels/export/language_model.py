@@ -1,7 +1,7 @@
 """SavedModel export of a word-level language model (ptb-lstm, or a
 ``WordLanguageModel`` trained on your own text): text in, next word out."""
 
-from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits, string_checks
 
 # Documented request limits of the signature, checked in the graph.
@@ -58,7 +58,6 @@ def export_language_model(
         lowercase: lower-case the text before the lookup (default: the
             ``WordLanguageModel``'s setting, else True).
     """
-    import keras
     import tensorflow as tf
 
     from keras_seqmodels.language_model import WordLanguageModel
@@ -126,13 +125,5 @@ def export_language_model(
             "log_likelihood": tf.reduce_sum(tf.where(real, chosen, 0.0), axis=1),
         }
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(table)
-    archive.add_endpoint(
-        name="serving_default",
-        fn=serve,
-        input_signature=[tf.TensorSpec([None], tf.string, name="text")],
-    )
-    archive.write_out(directory, verbose=False)
-    return directory
+    endpoint = (serve, [tf.TensorSpec([None], tf.string, name="text")])
+    return write_archive(directory, model, {"serving_default": endpoint}, track=[table])

@@ -2,7 +2,7 @@
 
 import json
 
-from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, merge_limits, string_checks
 
 # Statements of a story end at a newline or at sentence-final punctuation.
@@ -66,7 +66,6 @@ def export_memory_qa(
         served_name: the start of the limit messages (``export`` passes the
             zoo name).
     """
-    import keras
     import tensorflow as tf
 
     check_empty_directory(directory)
@@ -168,24 +167,20 @@ def export_memory_qa(
         best = tf.argmax(scores, axis=-1, output_type=tf.int32)
         return {"answer": tf.gather(words, best), "scores": scores}
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(table)
-    archive.add_endpoint(
-        name="serving_default",
-        fn=lambda story, question: answer(*encode(story, question)),
-        input_signature=[
-            tf.TensorSpec([None], tf.string, name="story"),
-            tf.TensorSpec([None], tf.string, name="question"),
-        ],
-    )
-    archive.add_endpoint(
-        name="serve_ids",
-        fn=lambda stories, queries: answer(*check_ids(stories, queries)),
-        input_signature=[
-            tf.TensorSpec([None, None, sentence_length], tf.int32, name="stories"),
-            tf.TensorSpec([None, query_length], tf.int32, name="queries"),
-        ],
-    )
-    archive.write_out(directory, verbose=False)
-    return directory
+    endpoints = {
+        "serving_default": (
+            lambda story, question: answer(*encode(story, question)),
+            [
+                tf.TensorSpec([None], tf.string, name="story"),
+                tf.TensorSpec([None], tf.string, name="question"),
+            ],
+        ),
+        "serve_ids": (
+            lambda stories, queries: answer(*check_ids(stories, queries)),
+            [
+                tf.TensorSpec([None, None, sentence_length], tf.int32, name="stories"),
+                tf.TensorSpec([None, query_length], tf.int32, name="queries"),
+            ],
+        ),
+    }
+    return write_archive(directory, model, endpoints, track=[table])

@@ -1,7 +1,7 @@
 """SavedModel export of a string-in tagger (ud-ewt-upos): raw text in, tokens
 and one tag per token out."""
 
-from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits, string_checks
 
 # Documented request limits of the signature, checked in the graph.
@@ -84,7 +84,6 @@ def export_tagger(model, directory, limits=None, served_name="tagger"):
         served_name: the start of the limit messages (``export`` passes the
             zoo name).
     """
-    import keras
     import tensorflow as tf
 
     from keras_seqmodels.data.tokenize import tf_tokenize
@@ -113,12 +112,5 @@ def export_tagger(model, directory, limits=None, served_name="tagger"):
         tags = tags[:, : tf.shape(padded)[1]]
         return {"tokens": padded, "tags": tf.where(padded == "", "", tags)}
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.add_endpoint(
-        name="serving_default",
-        fn=serve,
-        input_signature=[tf.TensorSpec([None], tf.string, name="text")],
-    )
-    archive.write_out(directory, verbose=False)
-    return directory
+    endpoint = (serve, [tf.TensorSpec([None], tf.string, name="text")])
+    return write_archive(directory, model, {"serving_default": endpoint})

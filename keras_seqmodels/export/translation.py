@@ -1,6 +1,6 @@
 """SavedModel export of a ``Translator``: strings in, strings out."""
 
-from keras_seqmodels.export.generic import check_empty_directory
+from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, merge_limits, string_checks
 
 # Documented request limits of the signature, checked in the graph.
@@ -39,7 +39,6 @@ def export_translator(model, directory, beam_size=None, limits=None, served_name
         served_name: the start of the limit messages (``export`` passes the
             zoo name).
     """
-    import keras
     import tensorflow as tf
 
     check_empty_directory(directory)
@@ -55,12 +54,5 @@ def export_translator(model, directory, beam_size=None, limits=None, served_name
                      limits["max_total_bytes"])])[0]
         return {"translations": model(inputs, beam_size=beam)}
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.add_endpoint(
-        name="serving_default",
-        fn=translate,
-        input_signature=[tf.TensorSpec([None], tf.string, name="inputs")],
-    )
-    archive.write_out(directory, verbose=False)
-    return directory
+    endpoint = (translate, [tf.TensorSpec([None], tf.string, name="inputs")])
+    return write_archive(directory, model, {"serving_default": endpoint})

@@ -342,10 +342,9 @@ def export_sentiment_savedmodel(
         served_name: the start of the limit messages (``export`` passes the
             zoo name).
     """
-    import keras
     import tensorflow as tf
 
-    from keras_seqmodels.export.generic import check_empty_directory
+    from keras_seqmodels.export.generic import check_empty_directory, write_archive
     from keras_seqmodels.export.limits import merge_limits
 
     check_empty_directory(path)
@@ -357,8 +356,6 @@ def export_sentiment_savedmodel(
         from keras_seqmodels.cli.sentiment_commands import label_names
 
         names = label_names(model.outputs[0].shape[-1])
-    archive = keras.export.ExportArchive()
-    archive.track(model)
     # One entry more, "", for the malformed trees' class -1.
     label_table = tf.constant(list(names) + [""])
 
@@ -378,10 +375,7 @@ def export_sentiment_savedmodel(
             "error": parsed["error"],
         }
 
-    archive.add_endpoint(
-        "serving_default", serve,
-        input_signature=[tf.TensorSpec([None], tf.string, name="trees")],
-    )
-    archive.add_endpoint("labels", lambda: {"labels": label_table[:-1]}, input_signature=[])
-    archive.write_out(path, verbose=False)
-    return path
+    return write_archive(path, model, {
+        "serving_default": (serve, [tf.TensorSpec([None], tf.string, name="trees")]),
+        "labels": (lambda: {"labels": label_table[:-1]}, []),
+    })  # fmt: skip
