@@ -204,11 +204,10 @@ def train_tagger(train_path, validation_path=None, *, column="upos", min_count=2
     val = None
     if validation is not None:
         val = _dataset(_vectorize(vectorizer, validation, tags), batch_size, characters)
+    # "accuracy" is CRFTagger's TokenAccuracy: every real (unpadded) word counts once.
     trainer.compile(
         optimizer=keras.optimizers.Adam(learning_rate, clipnorm=1.0), metrics=["accuracy"]
     )
-    if val is not None:
-        callbacks = [_ValidationAccuracy(val), *(callbacks or [])]
     trainer.fit(data, validation_data=val, epochs=epochs, callbacks=callbacks,
                 verbose=verbose, shuffle=False)  # fmt: skip
     tagger.history = trainer.history
@@ -286,28 +285,3 @@ def _dataset(sentences, batch_size, characters, seed=None):
     count = -(-len(sentences) // batch_size)
     return data.apply(tf.data.experimental.assert_cardinality(count)).prefetch(2)
 
-
-class _ValidationAccuracy(keras.callbacks.Callback):
-    """``val_accuracy``: the share of validation words tagged right.
-
-    Keras's own metric reduces a 2-D sample weight (the padding mask) per
-    row, so over batches of different padded widths it weights each batch by
-    1 / width and short sentences count more; this one counts every word
-    once. It runs before ``History`` and the progress bar, which show it.
-    """
-
-    def __init__(self, dataset):
-        super().__init__()
-        self.dataset = dataset
-
-    def on_epoch_end(self, epoch, logs=None):
-        if logs is None:
-            return
-        hit = total = 0
-        for x, tags in self.dataset:
-            words = np.asarray(x[0] if isinstance(x, tuple) else x)
-            predicted = np.asarray(self.model.predict_on_batch(x))
-            real = words > 0
-            hit += int(((predicted == np.asarray(tags)) & real).sum())
-            total += int(real.sum())
-        logs["val_accuracy"] = hit / total

@@ -69,10 +69,11 @@ def test_training_learns_more_than_the_majority_tag(trained):
     assert [len(t) for t in predicted] == [len(ws) for ws, _ in sentences]
     assert accuracy(sentences, predicted) > majority(sentences) + 0.4
     # Held-out sentences: well above the majority tag too (most words unseen);
-    # the reported number is the share of the validation file's words tagged right.
+    # the reported number is the share of the validation file's words tagged right
+    # (to float32 precision: one word more or less would move it by 1 / words).
     held_out = read_conllu(dev)
     dev_accuracy = accuracy(held_out, tag_all(tagger, held_out))
-    assert history["val_accuracy"][-1] == pytest.approx(dev_accuracy, abs=1e-9)
+    assert history["val_accuracy"][-1] == pytest.approx(dev_accuracy, abs=1e-6)
     assert dev_accuracy > majority(held_out) + 0.3, history
     # The tag set is the training file's UPOS tags, most frequent first.
     counts = collections.Counter(t for _, ts in sentences for t in ts)
