@@ -16,26 +16,45 @@ import keras
 import numpy as np
 
 from keras_seqmodels.data.conllu import _read
+from keras_seqmodels.tagging.data import by_count, pad_rows, to_arrays, vocabularies
 
 
-def _token(word):
-    # The model splits its input on whitespace: a CoNLL-U word that holds a
-    # space ("10 000") is one token with the space taken out.
-    return "".join(word.split())
+def emission_scores(word_ids, char_ids, num_words, num_chars, num_tags, *, embedding_dim=64,
+                    char_embedding_dim=16, char_units=32, units=64, num_layers=1,
+                    dropout=0.25):  # fmt: skip
+    """The emission scores of a BiLSTM tagger, as Keras tensors.
 
+    Word embeddings (``mask_zero``) concatenated with a ``CharacterEncoder``
+    of ``char_ids`` (left out when ``char_ids`` is None), dropout,
+    ``num_layers`` bidirectional LSTMs each followed by dropout, and
+    ``Dense(num_tags)`` named ``potentials``. ``build_tagger`` and the zoo's
+    ud-ewt-upos put a CRF (or a softmax) on top.
 
-def _by_count(counts):
-    """The keys of a ``Counter``, most frequent first (ties alphabetically)."""
-    return sorted(counts, key=lambda k: (-counts[k], k))
+    Args:
+        word_ids: int Keras tensor ``(batch, words)``.
+        char_ids: int Keras tensor ``(batch, words, chars)``, or None.
+        num_words, num_chars: vocabulary sizes, padding and unknown ids included.
+        num_tags: number of tags.
+        embedding_dim, char_embedding_dim, char_units, units, num_layers,
+            dropout: as ``build_tagger``.
 
+    Returns:
+        The potentials tensor ``(batch, words, num_tags)``.
+    """
+    from keras_seqmodels.layers import CharacterEncoder
 
-def _vocabularies(sentences, min_count, max_words, lowercase):
-    words = collections.Counter(
-        (_token(w).lower() if lowercase else _token(w)) for ws, _ in sentences for w in ws
-    )
-    chars = collections.Counter(c for ws, _ in sentences for w in ws for c in _token(w))
-    word_vocab = [w for w in _by_count(words) if words[w] >= min_count][:max_words]
-    return word_vocab, _by_count(chars)
+    x = keras.layers.Embedding(num_words, embedding_dim, mask_zero=True,
+                               name="word_embedding")(word_ids)  # fmt: skip
+    if char_ids is not None:
+        chars = CharacterEncoder(num_chars, char_embedding_dim, char_units, name="chars")(char_ids)
+        x = keras.layers.Concatenate(name="word_features")([x, chars])
+    x = keras.layers.Dropout(dropout)(x)
+    for i in range(num_layers):
+        x = keras.layers.Bidirectional(
+            keras.layers.LSTM(units, return_sequences=True), name=f"bilstm_{i}"
+        )(x)
+        x = keras.layers.Dropout(dropout)(x)
+    return keras.layers.Dense(num_tags, name="potentials")(x)
 
 
 def build_tagger(word_vocabulary, char_vocabulary, tags, *, embedding_dim=64,
@@ -83,27 +102,21 @@ def build_tagger(word_vocabulary, char_vocabulary, tags, *, embedding_dim=64,
     >>> tagger(np.array(["The dog", "dog"])).shape
     TensorShape([2, 2])
     """
-    from keras_seqmodels.layers import CharacterEncoder, CRFTagger, SentenceVectorizer, TagLookup
+    from keras_seqmodels.layers import CRFTagger, SentenceVectorizer, TagLookup
 
     vectorizer = SentenceVectorizer(word_vocabulary, char_vocabulary, max_chars=max_chars,
                                     lowercase=lowercase, name="vectorizer")  # fmt: skip
     word_ids = keras.Input((None,), dtype="int32", name="word_ids")
     inputs = [word_ids]
-    x = keras.layers.Embedding(len(word_vocabulary) + 2, embedding_dim, mask_zero=True,
-                               name="word_embedding")(word_ids)  # fmt: skip
+    char_ids = None
     if characters:
         char_ids = keras.Input((None, None), dtype="int32", name="char_ids")
         inputs.append(char_ids)
-        chars = CharacterEncoder(len(char_vocabulary) + 2, char_embedding_dim, char_units,
-                                 name="chars")(char_ids)  # fmt: skip
-        x = keras.layers.Concatenate(name="word_features")([x, chars])
-    x = keras.layers.Dropout(dropout)(x)
-    for i in range(num_layers):
-        x = keras.layers.Bidirectional(
-            keras.layers.LSTM(units, return_sequences=True), name=f"bilstm_{i}"
-        )(x)
-        x = keras.layers.Dropout(dropout)(x)
-    potentials = keras.layers.Dense(len(tags), name="potentials")(x)
+    potentials = emission_scores(
+        word_ids, char_ids, len(word_vocabulary) + 2, len(char_vocabulary) + 2, len(tags),
+        embedding_dim=embedding_dim, char_embedding_dim=char_embedding_dim,
+        char_units=char_units, units=units, num_layers=num_layers, dropout=dropout,
+    )  # fmt: skip
     emitter = keras.Model(inputs if characters else word_ids, potentials, name="emitter")
     trainer = CRFTagger(emitter, name="crf_tagger")
 
@@ -185,14 +198,14 @@ def train_tagger(train_path, validation_path=None, *, column="upos", min_count=2
     train = _sentences(train_path, column)
     validation = None if validation_path is None else _sentences(validation_path, column)
     lowercase = model_options.get("lowercase", True)
-    word_vocab, char_vocab = _vocabularies(train, min_count, max_words, lowercase)
+    word_vocab, char_vocab, _ = vocabularies(train, min_count, max_words, lowercase)
     if not word_vocab:
         raise ValueError(
             f"train_tagger: no word of {train_path} occurs min_count={min_count} times or "
             "more; lower `min_count` or give more text"
         )
     counts = collections.Counter(t for _, ts in train for t in ts)
-    tags = _by_count(counts)
+    tags = by_count(counts)
     for _, ts in validation or ():
         tags += [t for t in dict.fromkeys(ts) if t not in counts and t not in tags]
 
@@ -200,10 +213,10 @@ def train_tagger(train_path, validation_path=None, *, column="upos", min_count=2
     tagger, trainer = build_tagger(word_vocab, char_vocab, tags, **model_options)
     characters = len(trainer.potentials_model.inputs) == 2
     vectorizer = tagger.get_layer("vectorizer")
-    data = _dataset(_vectorize(vectorizer, train, tags), batch_size, characters, seed=seed)
+    data = _dataset(to_arrays(train, vectorizer, tags), batch_size, characters, seed=seed)
     val = None
     if validation is not None:
-        val = _dataset(_vectorize(vectorizer, validation, tags), batch_size, characters)
+        val = _dataset(to_arrays(validation, vectorizer, tags), batch_size, characters)
     # "accuracy" is CRFTagger's TokenAccuracy: every real (unpadded) word counts once.
     trainer.compile(
         optimizer=keras.optimizers.Adam(learning_rate, clipnorm=1.0), metrics=["accuracy"]
@@ -230,45 +243,26 @@ def _sentences(path, column):
     return sentences
 
 
-def _vectorize(vectorizer, sentences, tags):
-    """Per sentence: word ids (n,), character ids (n, chars), tag ids (n,)."""
-    tag_index = {t: i for i, t in enumerate(tags)}
-    out = []
-    for i in range(0, len(sentences), 512):
-        chunk = sentences[i : i + 512]
-        text = np.array([" ".join(_token(w) for w in ws) for ws, _ in chunk], dtype=object)
-        words, chars = (np.asarray(a) for a in vectorizer(text))
-        for row, (ws, ts) in enumerate(chunk):
-            n = len(ws)
-            out.append((words[row, :n], chars[row, :n],
-                        np.array([tag_index[t] for t in ts], np.int32)))  # fmt: skip
-    return out
-
-
-def _batches(sentences, batch_size, characters, rng=None):
-    """Batches of similar length, padded to the next power of two (at least 8),
-    so the training step is traced for a handful of shapes."""
-    lengths = np.array([len(w) for w, _, _ in sentences])
+def _batches(data, batch_size, characters, rng=None):
+    """Batches of ``to_arrays``' sentences of similar length, padded to the
+    next power of two (at least 8), so the training step is traced for a
+    handful of shapes; characters up to the longest word's."""
+    lengths = np.diff(data["offsets"])
     jitter = rng.random(len(lengths)) if rng is not None else np.zeros(len(lengths))
     order = np.argsort(lengths + jitter, kind="stable")
     groups = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     if rng is not None:
         rng.shuffle(groups)
-    max_chars = max(c.shape[1] for _, c, _ in sentences)
+    max_chars = int(np.count_nonzero(data["chars"], axis=1).max())
     out = []
     for rows in groups:
         width = max(8, 1 << int(lengths[rows].max() - 1).bit_length())
-        words = np.zeros((len(rows), width), np.int32)
-        chars = np.zeros((len(rows), width, max_chars), np.int32)
-        tags = np.zeros((len(rows), width), np.int32)
-        for r, s in enumerate(rows):
-            w, c, t = sentences[s]
-            words[r, : len(w)], chars[r, : len(w), : c.shape[1]], tags[r, : len(w)] = w, c, t
+        words, chars, tags = pad_rows(data, rows, width, max_chars)
         out.append(((words, chars) if characters else words, tags))
     return out
 
 
-def _dataset(sentences, batch_size, characters, seed=None):
+def _dataset(data, batch_size, characters, seed=None):
     """A ``tf.data.Dataset`` of ``_batches``, reshuffled each epoch when
     ``seed`` is given. Its signature leaves the widths open (a
     ``PyDataset`` fixes a dimension its first batches agree on)."""
@@ -277,11 +271,11 @@ def _dataset(sentences, batch_size, characters, seed=None):
     rng = None if seed is None else np.random.default_rng(seed)
 
     def generate():
-        yield from _batches(sentences, batch_size, characters, rng)
+        yield from _batches(data, batch_size, characters, rng)
 
     ids = tf.TensorSpec((None, None), tf.int32)
     x = (ids, tf.TensorSpec((None, None, None), tf.int32)) if characters else ids
-    data = tf.data.Dataset.from_generator(generate, output_signature=(x, ids))
-    count = -(-len(sentences) // batch_size)
-    return data.apply(tf.data.experimental.assert_cardinality(count)).prefetch(2)
+    batches = tf.data.Dataset.from_generator(generate, output_signature=(x, ids))
+    count = -(-(len(data["offsets"]) - 1) // batch_size)
+    return batches.apply(tf.data.experimental.assert_cardinality(count)).prefetch(2)
 

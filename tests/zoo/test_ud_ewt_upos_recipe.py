@@ -150,17 +150,3 @@ def test_inference_model_of_a_training_model_decodes_as_build_models_does():
             np.asarray(infer.predict_on_batch([words, chars])),
         )
 
-
-def test_to_arrays_joins_chunks_whose_longest_words_differ():
-    import keras_seqmodels as ks
-
-    vectorizer = ks.layers.SentenceVectorizer(["a", "extraordinarily"], list("aextrodinly"))
-    # 500 sentences per vectorizer call: the first chunk's longest word has 1
-    # character, the second's 15 (below max_chars=20).
-    sentences = [(["a"], ["DET"])] * 500 + [(["extraordinarily", "a"], ["ADV", "DET"])]
-    data = network.to_arrays(sentences, vectorizer, ["DET", "ADV"])
-    assert data["chars"].shape == (502, vectorizer.max_chars)
-    assert data["words"][0] == data["words"][501] != data["words"][500]
-    np.testing.assert_array_equal(data["offsets"][-3:], [499, 500, 502])
-    assert (data["chars"][0, 1:] == 0).all() and (data["chars"][500, :15] > 0).all()
-    assert data["tags"].tolist()[-2:] == [1, 0]

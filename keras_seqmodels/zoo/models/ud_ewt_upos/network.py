@@ -1,22 +1,10 @@
 """ud-ewt-upos network: the id-level tagger cores, their ensemble and the
 string model that ships (vocabularies, vectorizer and tag strings inside)."""
 
-import collections
-
 import numpy as np
 
 WIDTHS = (16, 32, 64, 160)  # padded sentence lengths: a few shapes for XLA
 MAX_CHARS = 20
-
-
-def build_vocabularies(train):
-    """Lower-cased words and characters of ``train`` by falling count, and
-    the word counts."""
-    words = collections.Counter(w.lower() for ws, _ in train for w in ws)
-    chars = collections.Counter(c for ws, _ in train for w in ws for c in w)
-    word_vocab = [w for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))]
-    char_vocab = [c for c, _ in sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return word_vocab, char_vocab, words
 
 
 def build_models(word_vocab, char_vocab, tags, use_crf=True, word_dim=100,
@@ -24,22 +12,17 @@ def build_models(word_vocab, char_vocab, tags, use_crf=True, word_dim=100,
     """Training model (ids + gold tags -> tags, CRF loss) and the ids model."""
     import keras
 
-    from keras_seqmodels.layers import CRF, CharacterEncoder
+    from keras_seqmodels.layers import CRF
+    from keras_seqmodels.tagging.conllu_tagger import emission_scores
 
     word_ids = keras.Input((None,), dtype="int32", name="word_ids")
     char_ids = keras.Input((None, None), dtype="int32", name="char_ids")
     gold = keras.Input((None,), dtype="int32", name="tags")
-    words = keras.layers.Embedding(len(word_vocab) + 2, word_dim, mask_zero=True,
-                                   name="word_embedding")(word_ids)  # fmt: skip
-    chars = CharacterEncoder(len(char_vocab) + 2, char_dim, char_units, name="chars")(char_ids)
-    x = keras.layers.Concatenate()([words, chars])
-    x = keras.layers.Dropout(dropout)(x)
-    for i in range(2):
-        x = keras.layers.Bidirectional(
-            keras.layers.LSTM(units, return_sequences=True), name=f"bilstm_{i}"
-        )(x)
-        x = keras.layers.Dropout(dropout)(x)
-    potentials = keras.layers.Dense(len(tags), name="potentials")(x)
+    potentials = emission_scores(
+        word_ids, char_ids, len(word_vocab) + 2, len(char_vocab) + 2, len(tags),
+        embedding_dim=word_dim, char_embedding_dim=char_dim, char_units=char_units,
+        units=units, num_layers=2, dropout=dropout,
+    )  # fmt: skip
     if use_crf:
         crf = CRF(len(tags), name="crf")
         train = keras.Model([word_ids, char_ids, gold], crf(potentials, tags=gold))
@@ -154,35 +137,10 @@ def score(model, sentences, train_words):
     }
 
 
-def to_arrays(sentences, vectorizer, tags):
-    """Sentences vectorised by the model's own layer, flattened: ``words``
-    (tokens,), ``chars`` (tokens, the vectorizer's max_chars), ``tags`` and ``offsets``
-    (sentences + 1,)."""
-    tag_index = {t: i for i, t in enumerate(tags)}
-    words, chars = [], []
-    for i in range(0, len(sentences), 500):
-        chunk = sentences[i : i + 500]
-        w, c = vectorizer(np.array([" ".join(ws) for ws, _ in chunk], dtype=object))
-        w, c = np.asarray(w), np.asarray(c)
-        # Each call pads the characters to its own longest word: widen every
-        # chunk to the vectorizer's max_chars (0, the padding id) to join them.
-        c = np.pad(c, ((0, 0), (0, 0), (0, vectorizer.max_chars - c.shape[2])))
-        for r, (ws, _) in enumerate(chunk):
-            words.append(w[r, : len(ws)])
-            chars.append(c[r, : len(ws)])
-    lengths = [len(ws) for ws, _ in sentences]
-    return {
-        "words": np.concatenate(words).astype(np.int32),
-        "chars": np.concatenate(chars).astype(np.int32),
-        "tags": np.array([tag_index[t] for _, ts in sentences for t in ts], np.int32),
-        "offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-    }
-
-
 def pad_batches(data, batch_size, rng=None, drop=None):
     """Fixed-shape batches ``((words, chars, tags), tags, rows)`` of
-    ``batch_size`` rows (fewer for sentences over 64 words) of ``to_arrays``'
-    output.
+    ``batch_size`` rows (fewer for sentences over 64 words) of the arrays of
+    ``keras_seqmodels.tagging.data.to_arrays``.
 
     Sentences are sorted by length (with random tie-breaking when ``rng``
     is given) and padded to the next width of ``WIDTHS``; a short last batch
@@ -190,13 +148,14 @@ def pad_batches(data, batch_size, rng=None, drop=None):
     which sentence each row holds, so scoring counts each once). ``drop``
     replaces word ids by the unknown id 1 with that per-id probability.
     """
-    words, chars, tags, offsets = (data[k] for k in ("words", "chars", "tags", "offsets"))
-    lengths = np.diff(offsets)
+    from keras_seqmodels.tagging.data import pad_rows
+
+    words, lengths = data["words"], np.diff(data["offsets"])
     if drop is not None:
         hit = rng.random(len(words)) < drop[words]
-        words = np.where(hit & (words > 1), 1, words).astype(np.int32)
+        data = dict(data, words=np.where(hit & (words > 1), 1, words).astype(np.int32))
     noise = rng.random(len(lengths)) if rng is not None else np.zeros(len(lengths))
-    width_of = np.array([next(w for w in WIDTHS if w >= n) for n in lengths])
+    width_of = np.array(WIDTHS)[np.searchsorted(WIDTHS, lengths)]
     batches = []
     for width in WIDTHS:
         members = np.flatnonzero(width_of == width)
@@ -208,12 +167,7 @@ def pad_batches(data, batch_size, rng=None, drop=None):
             real = len(rows)
             if real < size:
                 rows = np.concatenate([rows, np.resize(rows, size - real)])
-            w = np.zeros((size, width), np.int32)
-            c = np.zeros((size, width, chars.shape[1]), np.int32)
-            t = np.zeros((size, width), np.int32)
-            for r, s in enumerate(rows):
-                a, b = offsets[s], offsets[s + 1]
-                w[r, : b - a], c[r, : b - a], t[r, : b - a] = words[a:b], chars[a:b], tags[a:b]
+            w, c, t = pad_rows(data, rows, width)
             batches.append(((w, c, t), t, rows[:real]))
     if rng is not None:
         rng.shuffle(batches)

@@ -72,8 +72,10 @@ def sentences(data_dir, split):
 
 @functools.lru_cache(maxsize=2)
 def vocabularies(data_dir):
-    """``(words, chars, counts)`` of the training split."""
-    return network.build_vocabularies(sentences(data_dir, "train"))
+    """``(words, chars, counts)`` of the training split (lower-cased words)."""
+    from keras_seqmodels.tagging.data import vocabularies as of_sentences
+
+    return of_sentences(sentences(data_dir, "train"))
 
 
 def vectorizer(data_dir):
@@ -87,6 +89,7 @@ def id_arrays(config, split):
     import keras
 
     from keras_seqmodels.data.tfds_builders import UPOS_TAGS
+    from keras_seqmodels.tagging.data import to_arrays
 
     if keras.backend.backend() != "tensorflow":
         raise ValueError(
@@ -95,7 +98,7 @@ def id_arrays(config, split):
             f"Received: KERAS_BACKEND={keras.backend.backend()!r}"
         )
     data_dir = config["data_dir"]
-    return network.to_arrays(sentences(data_dir, split), vectorizer(data_dir), UPOS_TAGS)
+    return to_arrays(sentences(data_dir, split), vectorizer(data_dir), UPOS_TAGS)
 
 
 def load_data(data_dir, split, smoke, config):
