@@ -22,7 +22,18 @@ UPOS_TAGS = (
 )  # fmt: skip
 
 
-class UdEnglishEwt(tfds.core.GeneratorBasedBuilder):
+class _ManualFiles:
+    """The splits of a builder are its ``FILES`` found in the manual directory."""
+
+    def _split_generators(self, dl_manager):
+        return {
+            split: self._generate_examples(os.path.join(dl_manager.manual_dir, name))
+            for split, name in self.FILES.items()
+            if os.path.isfile(os.path.join(dl_manager.manual_dir, name))
+        }
+
+
+class UdEnglishEwt(_ManualFiles, tfds.core.GeneratorBasedBuilder):
     """UD English EWT (CoNLL-U), one example per sentence of syntactic words."""
 
     VERSION = tfds.core.Version("2.16.0")
@@ -49,19 +60,12 @@ class UdEnglishEwt(tfds.core.GeneratorBasedBuilder):
             license="CC BY-SA 4.0",
         )
 
-    def _split_generators(self, dl_manager):
-        return {
-            split: self._generate_examples(os.path.join(dl_manager.manual_dir, name))
-            for split, name in self.FILES.items()
-            if os.path.isfile(os.path.join(dl_manager.manual_dir, name))
-        }
-
     def _generate_examples(self, path):
         for i, (words, tags) in enumerate(read_conllu(path)):
             yield i, {"words": words, "upos": tags}
 
 
-class PtbText(tfds.core.GeneratorBasedBuilder):
+class PtbText(_ManualFiles, tfds.core.GeneratorBasedBuilder):
     """Mikolov's Penn Treebank LM text, one example per line (sentence).
 
     The lines keep the order of the files (no shuffling at generation): a
@@ -86,13 +90,6 @@ class PtbText(tfds.core.GeneratorBasedBuilder):
             homepage="https://www.fit.vutbr.cz/~imikolov/rnnlm/",
             disable_shuffling=True,
         )
-
-    def _split_generators(self, dl_manager):
-        return {
-            split: self._generate_examples(os.path.join(dl_manager.manual_dir, name))
-            for split, name in self.FILES.items()
-            if os.path.isfile(os.path.join(dl_manager.manual_dir, name))
-        }
 
     def _generate_examples(self, path):
         with open(path, encoding="utf-8") as f:
