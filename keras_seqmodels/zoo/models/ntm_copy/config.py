@@ -1,4 +1,7 @@
-"""Training configuration of ntm-copy (the shipped model's)."""
+"""Training configuration of ntm-copy: the recipe's defaults (the LSTM
+baseline's). The shipped NTM overrides ``curriculum_start`` (0) and, in its
+second run, ``learning_rate`` (1e-4) on the command line; see
+zoo/ntm-copy/card.md."""
 
 CONFIG = {
     "epochs": 400,

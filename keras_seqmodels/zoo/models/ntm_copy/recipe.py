@@ -10,6 +10,10 @@ length 40 over 10, once the curriculum has reached 20.
 
     seqmodels train ntm-copy --time-budget 3600
     seqmodels train ntm-copy --network lstm      # the baseline
+    # the shipped NTM: no curriculum, then Adam 1e-4 from the best checkpoint
+    seqmodels train ntm-copy --seeds 4 --curriculum-start 0 --work-dir W1
+    seqmodels train ntm-copy --seeds 4 --curriculum-start 0 --work-dir W2 \\
+        --learning-rate 1e-4 --init-from W1/seed=4/best.keras
     seqmodels evaluate ntm-copy --split test
 """
 
