@@ -115,29 +115,52 @@ def ntm_forward(x, w, n, m, r, wh, shift_range, units, controller="lstm", focus=
     return np.stack(outs, 1), dict(memory=memory, read_w=rw, write_w=ww, reads=reads)
 
 
-def memn2n_forward(stories, queries, emb, temporal, hops, softmax_on=True):
-    """MemN2N with PE, TE and adjacent tying, from the paper's equations."""
+def memn2n_forward(
+    stories, queries, emb, temporal, hops, softmax_on=True, code_form=False, memory_size=None
+):
+    """MemN2N with PE, TE and adjacent tying, from the paper's equations.
+
+    ``code_form``: the authors' MATLAB code instead (build_model.m, train.m):
+    l_kj = 1 + 4 (k - (d+1)/2)(j - (J+1)/2)/(d J) with J = sentence length
+    + 1, the temporal embedding weighted as word J and only in used slots,
+    and empty slots (up to ``memory_size``) attended with score 0.
+    """
     d = emb.shape[-1]
+    big_j_code = stories.shape[-1] + 1
+
+    def weights(j, big_j):
+        k = np.arange(1, d + 1)
+        if code_form:
+            return 1 + 4 * (k - (d + 1) / 2) * (j - (big_j_code + 1) / 2) / (d * big_j_code)
+        return (1 - j / big_j) - (k / d) * (1 - 2 * j / big_j)
 
     def encode(tokens, e):
         out = np.zeros(tokens.shape[:-1] + (d,))
         for idx in np.ndindex(tokens.shape[:-1]):
             words = [t for t in tokens[idx] if t != 0]
-            big_j = len(words)
             for j, tok in enumerate(words, 1):
-                k = np.arange(1, d + 1)
-                lj = (1 - j / big_j) - (k / d) * (1 - 2 * j / big_j)
-                out[idx] += lj * e[tok]
+                out[idx] += weights(j, len(words)) * e[tok]
         return out
 
     u = encode(queries, emb[0])
     used = (stories != 0).any(-1)
+    absent = (memory_size or stories.shape[1]) - stories.shape[1]
+    time_weight = weights(big_j_code, None) if code_form else 1.0
     atts = []
     for k in range(hops):
-        m = encode(stories, emb[k]) + temporal[k][None, : stories.shape[1]]
-        c = encode(stories, emb[k + 1]) + temporal[k + 1][None, : stories.shape[1]]
+        t_a, t_c = (time_weight * temporal[i][None, : stories.shape[1]] for i in (k, k + 1))
+        if code_form:
+            t_a, t_c = t_a * used[..., None], t_c * used[..., None]
+        m = encode(stories, emb[k]) + t_a
+        c = encode(stories, emb[k + 1]) + t_c
         scores = np.einsum("bsd,bd->bs", m, u)
-        if softmax_on:
+        if code_form and softmax_on:
+            top = np.maximum(scores.max(-1, keepdims=True), 0.0)
+            p = np.exp(scores - top)
+            p = p / (p.sum(-1, keepdims=True) + absent * np.exp(-top))
+        elif code_form:
+            p = scores
+        elif softmax_on:
             s = np.where(used, scores, -np.inf)
             p = np.exp(s - s.max(-1, keepdims=True))
             p = p / p.sum(-1, keepdims=True)

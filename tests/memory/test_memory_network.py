@@ -78,6 +78,91 @@ def test_position_encoding_formula_by_hand():
     np.testing.assert_allclose(got, expected, atol=1e-6)
 
 
+def test_code_position_encoding_formula_by_hand():
+    # The authors' code (build_model.m), J = 3 fixed, d = 2:
+    # l_kj = 1 + 4 (k - 3/2)(j - 2) / 6; k = 1: 1 - (j - 2)/3, k = 2: 1 + (j - 2)/3.
+    got = ops.convert_to_numpy(position_encoding(np.array([[1, 1, 0]]), 2, length=3))
+    expected = [[[4 / 3, 2 / 3], [1.0, 1.0], [0.0, 0.0]]]
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    # Unlike the paper's form, the weights do not depend on the sentence's length.
+    longer = ops.convert_to_numpy(position_encoding(np.array([[1, 1, 1]]), 2, length=3))
+    np.testing.assert_allclose(longer[0, :2], got[0, :2], atol=1e-6)
+
+
+@pytest.mark.parametrize("softmax_on", [True, False])
+def test_code_form_matches_numpy(softmax_on):
+    # J = 4 words + the time word; temporal embeddings weighted as word J and
+    # left out of empty slots, which are attended with score 0.
+    stories, queries = inputs(11)
+    layer = make(position_form="code", mask_empty_slots=False, linear_start=not softmax_on)
+    layer([stories, queries])
+    randomize(layer, 12)
+    emb = ops.convert_to_numpy(layer.embeddings)
+    temporal = ops.convert_to_numpy(layer.temporal_embeddings)
+    logits, attention = layer([stories, queries])
+    expected, att = ref.memn2n_forward(
+        stories, queries, emb, temporal, HOPS, softmax_on=softmax_on, code_form=True
+    )
+    # Without the softmax the values grow large: float32 needs a relative tolerance.
+    rtol = 1e-9 if F64 else 1e-5
+    np.testing.assert_allclose(ops.convert_to_numpy(logits), expected, atol=ATOL, rtol=rtol)
+    np.testing.assert_allclose(ops.convert_to_numpy(attention), att, atol=ATOL, rtol=rtol)
+    if softmax_on:  # empty slots take a share: the used ones sum to less than 1
+        used = (stories != 0).any(-1)
+        share = (ops.convert_to_numpy(attention) * used[:, None]).sum(-1)
+        assert np.all(share[~used.all(-1)] < 1.0)
+
+
+def test_code_form_time_weight_by_hand():
+    # One one-word memory, one-word question, d = 2, hops = 1, J = 1 + 1:
+    # l_k1 = 1 - (k - 3/2)/2 = (1.25, 0.75), l_k2 = (0.75, 1.25) (time word).
+    layer = ks.memory.MemoryNetwork(
+        3, 2, 1, hops=1, position_form="code", return_attention=True, dtype=DTYPE
+    )
+    stories, queries = np.array([[[1]]], "int32"), np.array([[2]], "int32")
+    layer([stories, queries])
+    layer.embeddings.assign(np.ones((2, 3, 2)) * np.array([[[1.0]], [[2.0]]]))
+    layer.temporal_embeddings.assign(np.ones((2, 1, 2)))
+    logits, attention = layer([stories, queries])
+    u = np.array([1.25, 0.75])  # question: l_1 ⊙ E_0[2]
+    c = 2.0 * np.array([1.25, 0.75]) + np.array([0.75, 1.25])
+    np.testing.assert_allclose(ops.convert_to_numpy(attention), [[[1.0]]], atol=1e-6)
+    expected = [[(u + c) @ [2.0, 2.0]] * 3]  # every answer row of E_1 is (2, 2)
+    np.testing.assert_allclose(ops.convert_to_numpy(logits), expected, atol=1e-5)
+
+
+def test_attended_empty_slots_count_absent_slots():
+    stories, queries = inputs(13)
+    stories[:, 3:] = 0
+    layer = make(position_form="code", mask_empty_slots=False)
+    layer([stories, queries])
+    randomize(layer, 14)
+    full, att_full = layer([stories, queries])
+    cut, att_cut = layer([stories[:, :3], queries])
+    np.testing.assert_allclose(ops.convert_to_numpy(cut), ops.convert_to_numpy(full), atol=ATOL)
+    expected, _ = ref.memn2n_forward(
+        stories[:, :3], queries, ops.convert_to_numpy(layer.embeddings),
+        ops.convert_to_numpy(layer.temporal_embeddings), HOPS, code_form=True, memory_size=S,
+    )  # fmt: skip
+    np.testing.assert_allclose(ops.convert_to_numpy(cut), expected, atol=ATOL)
+
+
+def test_new_options_round_trip_and_old_configs_load():
+    layer = ks.memory.MemoryNetwork(V, D, S, position_form="code", mask_empty_slots=False)
+    config = layer.get_config()
+    assert config["position_form"] == "code" and config["mask_empty_slots"] is False
+    clone = ks.memory.MemoryNetwork.from_config(config)
+    assert clone.position_form == "code" and not clone.mask_empty_slots
+    old = {k: v for k, v in config.items() if k not in ("position_form", "mask_empty_slots")}
+    legacy = ks.memory.MemoryNetwork.from_config(old)  # a config saved before the options
+    assert legacy.position_form == "paper" and legacy.mask_empty_slots
+    with pytest.raises(ValueError, match="position_form"):
+        ks.memory.MemoryNetwork(V, D, S, position_form="matlab")
+    layer = ks.memory.MemoryNetwork(V, D, S, position_form="code")
+    with pytest.raises(ValueError, match="static sentence length"):
+        layer.build([(None, S, None), (None, 3)])
+
+
 def test_fewer_slots_equal_empty_slots():
     stories, queries = inputs(4)
     stories[:, 3:] = 0

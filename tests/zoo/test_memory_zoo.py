@@ -104,6 +104,64 @@ def test_babi_combine_averages_the_member_probabilities_and_keeps_one_member():
     assert not np.allclose(expected, softmax(models[0].predict([stories, queries], verbose=0)))
 
 
+def test_babi_code_options_reach_the_layer_and_the_ensemble():
+    import keras
+
+    config = dict(recipe.CONFIG, data_dir=None, smoke=True, embed_dim=8)
+    config.update(position_form="code", mask_empty_slots=False)
+    keras.utils.set_random_seed(0)
+    models = [recipe.build_model(config) for _ in range(2)]
+    for model in (*models, recipe.combine(models, config)):
+        for layer in model.layers:
+            if layer.name.startswith("memn2n"):
+                assert layer.position_form == "code" and not layer.mask_empty_slots
+    with pytest.raises(ValueError, match="clip"):
+        recipe.compile_options(dict(config, clip="layer"))
+
+
+@pytest.mark.parametrize("spectral", [False, True])
+def test_babi_matrix_clipping_scales_each_tied_matrix_on_its_own(spectral):
+    # The authors' Weight.m: each tied matrix E_k (its temporal rows
+    # included) has its gradient clipped to the norm on its own; Frobenius
+    # norm, or MATLAB's norm of a matrix (the largest singular value).
+    import keras
+    from keras import ops
+
+    from keras_seqmodels.memory import MemoryNetwork
+
+    stories = keras.Input((2, 3), dtype="int32")
+    queries = keras.Input((3,), dtype="int32")
+    layer = MemoryNetwork(4, 2, 2, hops=1, name="memn2n")
+    model = keras.Model([stories, queries], layer([stories, queries]))
+    optimizer = recipe.matrix_clipped_sgd()(1.0, clipnorm_per_matrix=1.0, spectral=spectral)
+    variables = model.trainable_variables
+    assert [v.path for v in variables] == ["memn2n/embeddings", "memn2n/temporal_embeddings"]
+    before = [ops.convert_to_numpy(v) for v in variables]
+    g_emb = np.zeros((2, 4, 2), "float32")
+    g_time = np.zeros((2, 2, 2), "float32")
+    g_emb[0, 1] = [3.0, 0.0]  # E_0: rows (3, 0) and (4, 0): Frobenius 5, spectral 5
+    g_time[0, 0] = [4.0, 0.0]
+    g_emb[1, 2] = [0.3, 0.0]  # E_1: rows (0.3, 0) and (0, 0.4): Frobenius 0.5, spectral 0.4
+    g_time[1, 1] = [0.0, 0.4]
+    optimizer.apply([g_emb, g_time], variables)
+    steps = [b - ops.convert_to_numpy(v) for b, v in zip(before, variables)]
+    np.testing.assert_allclose(steps[0][0], g_emb[0] / 5.0, atol=1e-6)  # clipped to 1
+    np.testing.assert_allclose(steps[1][0], g_time[0] / 5.0, atol=1e-6)
+    np.testing.assert_allclose(steps[0][1], g_emb[1], atol=1e-6)  # under 1: unchanged
+    np.testing.assert_allclose(steps[1][1], g_time[1], atol=1e-6)
+    # A rank-2 gradient whose Frobenius norm (sqrt 2) clips and spectral norm (1) does not.
+    g_emb[:] = 0.0
+    g_time[:] = 0.0
+    g_emb[0, 0] = [1.0, 0.0]
+    g_emb[0, 3] = [0.0, 1.0]
+    before = [ops.convert_to_numpy(v) for v in variables]
+    optimizer.apply([g_emb, g_time], variables)
+    step = before[0] - ops.convert_to_numpy(variables[0])
+    np.testing.assert_allclose(step[0], g_emb[0] / (1.0 if spectral else np.sqrt(2.0)), atol=1e-6)
+    config = optimizer.get_config()
+    assert config["spectral"] is spectral and config["clipnorm_per_matrix"] == 1.0
+
+
 def test_babi_greedy_selection_adds_the_member_that_fixes_the_errors(capsys):
     import types
 
