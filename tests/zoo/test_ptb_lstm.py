@@ -196,3 +196,31 @@ def test_generate_command_samples_from_the_shipped_model(shipped, capsys):
     words = capsys.readouterr().out.split()  # <eos> is printed as a line break
     assert words[:2] == ["the", "company"] and 2 < len(words) <= 32
     assert set(words) <= set(shipped[1])
+
+
+def test_stream_without_tensorflow_reads_the_files_as_the_tfds_builder(tmp_path, monkeypatch):
+    # A JAX-only GPU machine has no TensorFlow (so no TFDS): the recipe reads
+    # the files itself and must give the builder's stream word for word.
+    import os
+    import sys
+
+    from keras_seqmodels.zoo.api import cache_dir
+    from keras_seqmodels.zoo.models.ptb_lstm import recipe as ptb
+
+    data = tmp_path / "ptb"
+    data.mkdir()
+    lines = [" the cat sat ", "", " a dog N barks", "the end "]
+    for name in ("train", "valid", "test"):
+        (data / f"ptb.{name}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setenv("KERAS_SEQMODELS_CACHE_DIR", str(tmp_path / "cache"))
+    ptb.stream.cache_clear()
+    with_tfds = ptb.stream(str(data), "validation")
+    assert with_tfds[:4] == ("the", "cat", "sat", "<eos>") and "N" in with_tfds
+    ptb.stream.cache_clear()
+    monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)  # import fails
+    assert ptb.stream(str(data), "validation") == with_tfds
+    (data / "ptb.test.txt").unlink()
+    with pytest.raises(FileNotFoundError, match=r"ptb-lstm: no ptb.test.txt in the data folder"):
+        ptb.stream(str(data), "test")
+    ptb.stream.cache_clear()
+    assert os.path.isdir(os.path.join(cache_dir(), "tfds", "ptb_text"))  # the builder ran

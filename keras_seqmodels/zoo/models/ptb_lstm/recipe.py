@@ -41,13 +41,31 @@ def stream(data_dir, split):
     if data_dir is None:  # smoke: a seeded stream of a few words
         rng = np.random.default_rng(list(SPLITS).index(split))
         return tuple(f"w{i}" for i in rng.integers(0, SMOKE_WORDS, 400 if split == "train" else 60))
-    from keras_seqmodels.data.tfds_builders import load_local
     from keras_seqmodels.language_model.text import line_words
+
+    return tuple(line_words(_lines(data_dir, split), lowercase=False))  # "N" stands for numbers
+
+
+def _lines(data_dir, split):
+    """The split's lines through the TFDS builder ``ptb_text``; where
+    TensorFlow is not installed (a JAX-only GPU machine), the same lines read
+    from the builder's file directly (stripped, in file order, as it yields them)."""
+    try:
+        import tensorflow_datasets  # noqa: F401
+    except ImportError:
+        path = os.path.join(data_dir, f"ptb.{SPLITS[split]}.txt")
+        if not os.path.isfile(path):
+            raise FileNotFoundError(
+                f"ptb-lstm: no {os.path.basename(path)} in the data folder {data_dir!r}; "
+                "it holds Mikolov's ptb.{train,valid,test}.txt."
+            ) from None
+        with open(path, encoding="utf-8") as f:
+            return [line.strip() for line in f]
+    from keras_seqmodels.data.tfds_builders import load_local
     from keras_seqmodels.zoo.api import cache_dir
 
     ds = load_local("ptb_text", data_dir, SPLITS[split], os.path.join(cache_dir(), "tfds"))
-    lines = (ex["text"].decode("utf-8") for ex in ds.as_numpy_iterator())
-    return tuple(line_words(lines, lowercase=False))  # "N" stands for numbers
+    return [ex["text"].decode("utf-8") for ex in ds.as_numpy_iterator()]
 
 
 def vocabulary(data_dir):
