@@ -20,7 +20,14 @@ fastest peer (any backend, torch included) of the whole run.
 
     python benchmarks/rnn_throughput.py --out benchmarks/results/rnn_throughput_cpu.json
 
-(runs one worker process per backend, then prints the Markdown table). One
+(runs one worker process per backend, then prints the Markdown table). On a
+GPU (JAX's CUDA build; Keras's ``LSTM`` then runs cuDNN where it has no mask,
+its generic loop where it has one), with masked rows and cuDNN's ``torch.nn``:
+
+    KERAS_BACKEND=jax python benchmarks/rnn_throughput.py --backends jax,torch \
+        --torch-device cuda --masks none,padded --out benchmarks/results/rnn_throughput_gpu.json
+
+One
 backend only: ``--worker tensorflow --out part.json``. ``--combine a.json
 b.json ... --out all.json`` rebuilds the table from worker files. PyTorch is
 optional (``pip install torch``); without it that backend is skipped.
@@ -43,7 +50,7 @@ CELLS = ["LSTM", "GRU", "GRU_reset_before", "Elman"]
 BACKENDS = ["tensorflow", "jax", "torch"]
 
 
-def keras_models(cell, cfg):
+def keras_models(cell, cfg, masked=False):
     import keras
 
     import keras_seqmodels as ks
@@ -67,7 +74,11 @@ def keras_models(cell, cfg):
     runners = {}
     for name, layer in layers.items():
         inputs = keras.Input((cfg["time"], cfg["features"]), batch_size=cfg["batch"])
-        model = keras.Model(inputs, layer(inputs))
+        if masked:
+            mask = keras.Input((cfg["time"],), batch_size=cfg["batch"], dtype="bool")
+            model = keras.Model([inputs, mask], layer(inputs, mask=mask))
+        else:
+            model = keras.Model(inputs, layer(inputs))
         model.compile(optimizer=keras.optimizers.SGD(1e-3), loss="mse")
         runners[name] = (
             lambda x, y, m=model: m.train_on_batch(x, y),
@@ -76,30 +87,54 @@ def keras_models(cell, cfg):
     return runners
 
 
-def torch_models(cell, cfg, threads):
+def torch_models(cell, cfg, threads, device="cpu", lengths=None):
     import torch
 
     if cell == "GRU_reset_before":
         return {}  # torch has only the reset-after GRU
     cls = {"LSTM": torch.nn.LSTM, "GRU": torch.nn.GRU, "Elman": torch.nn.RNN}[cell]
-    net = cls(cfg["features"], cfg["units"], batch_first=True)
+    net = cls(cfg["features"], cfg["units"], batch_first=True).to(device)
     opt = torch.optim.SGD(net.parameters(), lr=1e-3)
+    pack = torch.nn.utils.rnn.pack_padded_sequence
+    unpack = torch.nn.utils.rnn.pad_packed_sequence
+
+    def forward(x):
+        if lengths is None:
+            return net(x)[0]
+        packed = pack(x, torch.from_numpy(lengths), batch_first=True, enforce_sorted=False)
+        return unpack(net(packed)[0], batch_first=True, total_length=cfg["time"])[0]
+
+    def sync():
+        if device != "cpu":
+            torch.cuda.synchronize()
 
     def train(x, y):
         opt.zero_grad()
-        out = net(x)[0]
-        loss = torch.nn.functional.mse_loss(out, y)
+        loss = torch.nn.functional.mse_loss(forward(x), y)
         loss.backward()
         opt.step()
+        sync()
 
     def infer(x):
         with torch.no_grad():
-            return net(x)[0].numpy()
+            return forward(x).cpu().numpy()
 
-    return {f"torch_{threads}t": (train, infer)}
+    label = f"torch_{threads}t" if device == "cpu" else "torch_cuda"
+    return {label: (train, infer)}
 
 
-def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_keras=False):
+def padded_lengths(cfg, seed=0):
+    """Right-padded lengths, uniform in [time / 2, time], the longest = time."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(cfg["time"] // 2, cfg["time"] + 1, cfg["batch"])
+    lengths[0] = cfg["time"]
+    return lengths
+
+
+def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_keras=False,
+               masked=False, torch_device="cpu"):  # fmt: skip
     import numpy as np
 
     if backend == "torch":
@@ -115,19 +150,26 @@ def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_ke
             keras.utils.set_random_seed(0)
             runners = {}
             if backend != "torch" or torch_keras:
-                runners = keras_models(cell, cfg)
+                runners = keras_models(cell, cfg, masked)
             rng = np.random.default_rng(0)
             shape = (cfg["batch"], cfg["time"], cfg["features"])
             x = rng.standard_normal(shape).astype("float32")
             y = rng.standard_normal((cfg["batch"], cfg["time"], cfg["units"])).astype("float32")
-            inputs = {name: (x, y) for name in runners}
+            lengths = padded_lengths(cfg) if masked else None
+            if masked:  # padded steps: zero inputs, zero targets (the layers output 0 there)
+                keep = np.arange(cfg["time"])[None, :] < lengths[:, None]
+                x, y = x * keep[..., None], y * keep[..., None]
+                inputs = {name: ([x, keep], y) for name in runners}
+            else:
+                inputs = {name: (x, y) for name in runners}
             if backend == "torch":
                 import torch
 
-                torch_runners = torch_models(cell, cfg, torch_threads)
+                torch_runners = torch_models(cell, cfg, torch_threads, torch_device, lengths)
                 runners.update(torch_runners)
                 for name in torch_runners:
-                    inputs[name] = (torch.from_numpy(x), torch.from_numpy(y))
+                    tx, ty = (torch.from_numpy(a).to(torch_device) for a in (x, y))
+                    inputs[name] = (tx, ty)
             loads = [os.getloadavg()[0]]
             for name, (train, infer) in runners.items():  # warm-up, compilation
                 for _ in range(2):
@@ -148,7 +190,7 @@ def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_ke
             for name, (tr, inf) in times.items():
                 row = dict(
                     backend=backend,
-                    config=cfg_name,
+                    config=cfg_name + ("+mask" if masked else ""),
                     cell=cell,
                     model=name,
                     train_tok_s=tokens / float(np.median(tr)),
@@ -160,7 +202,7 @@ def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_ke
                 )
                 rows.append(row)
                 print(
-                    f"{backend:10s} {cfg_name:18s} {cell:16s} {name:12s} "
+                    f"{backend:10s} {row['config']:23s} {cell:16s} {name:12s} "
                     f"train {row['train_tok_s']:9.0f} infer {row['infer_tok_s']:9.0f} tok/s  "
                     f"load {loads[-1]:.1f}",
                     flush=True,
@@ -184,10 +226,13 @@ def meta(backend):
         import jax
 
         info["jax"] = jax.__version__
+        info["device"] = jax.devices()[0].device_kind
     elif backend == "torch":
         import torch
 
         info["torch"] = torch.__version__
+        if torch.cuda.is_available():
+            info["device"] = torch.cuda.get_device_name(0)
     return info
 
 
@@ -214,7 +259,7 @@ def table(rows):
                 if r[f"{mode}_tok_s"] > best[mode][0]:
                     best[mode] = (r[f"{mode}_tok_s"], label)
     index = {(r["config"], r["cell"], r["backend"], r["model"]): r for r in rows}
-    for cfg in CONFIGS:
+    for cfg in dict.fromkeys(r["config"] for r in rows):
         for cell in CELLS:
             for backend in BACKENDS:
                 ours = index.get((cfg, cell, backend, "ours"))
@@ -269,6 +314,17 @@ def main():
         action="store_true",
         help="also time Keras models on the torch backend (ours runs the generic loop there)",
     )
+    parser.add_argument(
+        "--masks",
+        default="none",
+        help="none, padded or none,padded: padded gives every model a right-padded mask "
+        "(lengths uniform in [time/2, time]; torch packs the sequences)",
+    )
+    parser.add_argument(
+        "--torch-device",
+        default="cpu",
+        help="cpu, or cuda: the torch.nn peer on the GPU (cuDNN), one worker",
+    )
     parser.add_argument("--combine", nargs="*", help="worker JSON files to merge")
     parser.add_argument("--out", default=None, help="JSON file to write")
     args = parser.parse_args()
@@ -276,9 +332,12 @@ def main():
 
     if args.worker:
         threads = int(args.torch_threads.split(",")[0])
-        rows = run_worker(
-            args.worker, configs, cells, args.repeats_scale, threads, args.torch_keras
-        )
+        rows = []
+        for mask in args.masks.split(","):
+            if mask not in ("none", "padded"):
+                parser.error(f"--masks takes none and/or padded. Received: {mask!r}")
+            rows += run_worker(args.worker, configs, cells, args.repeats_scale, threads,
+                               args.torch_keras, mask == "padded", args.torch_device)  # fmt: skip
         result = dict(meta={args.worker: meta(args.worker)}, results=rows)
     elif args.combine:
         result = dict(meta={}, results=[])
@@ -300,15 +359,18 @@ def main():
             if importlib.util.find_spec("torch") is None:
                 print("torch is not installed: skipping that backend", flush=True)
                 continue
+            keras_flag = ["--torch-keras"] if args.torch_keras else []
+            if args.torch_device != "cpu":
+                extra = ["--torch-device", args.torch_device] + keras_flag
+                jobs.append((backend, f"{base}_torch_{args.torch_device}.json", extra))
+                continue
             for threads in args.torch_threads.split(","):
-                extra = ["--torch-threads", threads] + (
-                    ["--torch-keras"] if args.torch_keras else []
-                )
+                extra = ["--torch-threads", threads] + keras_flag
                 jobs.append((backend, f"{base}_torch_{threads}t.json", extra))
         for backend, part, extra in jobs:
             cmd = [sys.executable, __file__, "--worker", backend, "--out", part]
             cmd += ["--configs", args.configs, "--cells", args.cells]
-            cmd += ["--repeats-scale", str(args.repeats_scale)] + extra
+            cmd += ["--repeats-scale", str(args.repeats_scale), "--masks", args.masks] + extra
             env = dict(os.environ, KERAS_BACKEND=backend)
             subprocess.run(cmd, env=env, check=True)
             with open(part) as f:
