@@ -34,6 +34,7 @@ optional (``pip install torch``); without it that backend is skipped.
 """
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -332,13 +333,16 @@ def main():
 
     if args.worker:
         threads = int(args.torch_threads.split(",")[0])
-        rows = []
-        for mask in args.masks.split(","):
-            if mask not in ("none", "padded"):
-                parser.error(f"--masks takes none and/or padded. Received: {mask!r}")
-            rows += run_worker(args.worker, configs, cells, args.repeats_scale, threads,
-                               args.torch_keras, mask == "padded", args.torch_device)  # fmt: skip
-        result = dict(meta={args.worker: meta(args.worker)}, results=rows)
+        masks = args.masks.split(",")
+        if not set(masks) <= {"none", "padded"}:
+            parser.error(f"--masks takes none and/or padded. Received: {args.masks!r}")
+        result = dict(meta={args.worker: meta(args.worker)}, results=[])
+        for cfg, cell, mask in itertools.product(configs, cells, masks):
+            result["results"] += run_worker(args.worker, [cfg], [cell], args.repeats_scale,
+                                            threads, args.torch_keras, mask == "padded",
+                                            args.torch_device)  # fmt: skip
+            if args.out:  # what is done so far survives a time limit
+                write(args.out, result)
     elif args.combine:
         result = dict(meta={}, results=[])
         for path in args.combine:
@@ -381,9 +385,13 @@ def main():
     if not args.worker:
         print(table(result["results"]))
     if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=2)
+        write(args.out, result)
+
+
+def write(path, result):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(result, f, indent=2)
 
 
 if __name__ == "__main__":
