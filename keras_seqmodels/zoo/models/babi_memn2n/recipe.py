@@ -64,22 +64,8 @@ import os
 
 import numpy as np
 
-CONFIG = {
-    "epochs": 80,  # config_babi_joint.m: 30 of linear start + 60
-    "batch_size": 32,
-    "seed": 1,
-    "embed_dim": 50,
-    "hops": 3,
-    "learning_rate": 0.01,  # the code's 0.005 goes with its ~2x position weights
-    "anneal_every": 15,  # epochs after linear start
-    "noise": 0.1,  # fraction of empty memories inserted
-    "noise_gaps": False,  # true: time-index gaps (train.m); false: attended <nil> slots
-    "ls_patience": 3,  # 0: linear start lasts ls_max_epochs
-    "ls_max_epochs": 20,  # config_babi_joint.m: ls_nepochs = 30
-    "position_form": "paper",  # "code": build_model.m's weights, J = 11 words + the time word
-    "mask_empty_slots": True,  # false: empty slots are attended zero memories (the code)
-    "clip": "global",  # "matrix": each tied matrix (Frobenius); "spectral": Weight.m's norm
-}
+from keras_seqmodels.zoo.models.babi_memn2n.config import CONFIG  # noqa: F401 (the recipe's)
+
 TASK = "bAbI QA (en, 1k), 20 tasks jointly trained: a story and a question in, a one-word answer"
 DATA = "bAbI v1.2 en 1k; valid = 10% of each task's train (seed 0); test: the 20 test files"
 MONITOR = ("val_mean_error_percent", "min")
