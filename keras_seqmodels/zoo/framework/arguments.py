@@ -18,6 +18,17 @@ def _int_list(text):
         ) from None
 
 
+def _epochs(text):
+    """A count of epochs, 0 included (``train``: no training; see ``run.train``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0. Received: {text!r}")
+    return value
+
+
 def _sweep_item(text):
     key, sep, values = text.partition("=")
     if not sep or not values:
@@ -59,6 +70,11 @@ def parser_for(recipe, action):
     )
     parser.add_argument("--verbose", type=int, default=2, help="keras verbosity")
     if action == "train":
+        # 0 epochs: the data loaded and the network built (a recipe's data
+        # cache written), or with --init-from FILE: FILE packaged.
+        epochs = next(a for a in parser._actions if a.dest == "epochs")
+        epochs.type = _epochs
+        epochs.help = "0: train nothing (with --init-from FILE: package FILE)"
         parser.add_argument(
             "--work-dir",
             default=os.path.join("runs", recipe.name),

@@ -36,7 +36,14 @@ def _runs(args):
 def train(recipe, args):
     """Train every run; the best on validation becomes ``<work-dir>/best.keras``
     (a training checkpoint, for ``--init-from``) and ``<work-dir>/NAME.keras``
-    (the model to evaluate, export and register: packaged, no optimizer)."""
+    (the model to evaluate, export and register: packaged, no optimizer).
+
+    Where the recipe's ``package`` needs TensorFlow and it is not installed
+    (a JAX-only machine), the selected network is saved unpackaged, without
+    optimizer state, as ``<work-dir>/NAME.unpackaged.keras``;
+    ``--init-from FILE --epochs 0`` (on a TensorFlow machine) trains nothing
+    and packages FILE as the selected model. ``--epochs 0`` alone loads the
+    data and builds the network (the data preparation a recipe caches)."""
     base = arguments.config_of(recipe, args)
     unknown = [k for k, _ in args.sweep if k not in base]
     if unknown:
@@ -48,6 +55,8 @@ def train(recipe, args):
         raise ValueError(f"{recipe.name}: --ensemble K needs several runs (--seeds or --sweep).")
     data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
     base["data_dir"] = data_dir
+    if args.epochs == 0 and args.init_from:
+        return _package_only(recipe, args, dict(base, seed=args.seed), data_dir)
     results = []
     for folder, overrides, seed in _runs(args):
         config = dict(base, seed=seed)
@@ -57,6 +66,9 @@ def train(recipe, args):
         record = _fit_one(recipe, args, config, data_dir, work_dir)
         results.append((record, work_dir, config))
     trained = [r for r in results if r[0] is not None]
+    if not trained and args.epochs == 0:
+        print(f"{recipe.name}: --epochs 0: data loaded and network built; nothing trained.")
+        return 0
     if not trained:
         raise RuntimeError(f"{recipe.name}: no run saved a checkpoint ({recipe.monitor[0]}).")
     if args.ensemble:
@@ -72,16 +84,106 @@ def train(recipe, args):
     # What ships: the selected model (packaged, if the recipe packages it)
     # without the optimizer state that best.keras keeps for --init-from.
     model = keras.saving.load_model(best, compile=False, safe_mode=True)
+    return _package_and_save(recipe, args, model, config, record)
+
+
+def _package_and_save(recipe, args, model, config, record):
+    """Save ``<work-dir>/NAME.keras`` (packaged), or where packaging needs
+    TensorFlow and it is missing, ``NAME.unpackaged.keras`` and how to
+    package it."""
     if recipe.package is not None:
-        model = recipe.package(model, dict(config, work_dir=args.work_dir))
+        try:
+            model = recipe.package(model, dict(config, work_dir=args.work_dir))
+        except ImportError as err:
+            if not _lacks_tensorflow(err):
+                raise
+            path = os.path.join(args.work_dir, f"{recipe.name}.unpackaged.keras")
+            model.save(path)
+            print(
+                f"{recipe.name}: not packaged (TensorFlow is not installed: {err}); "
+                f"the selected network, without optimizer state, is {path}. Package "
+                f"it on a machine with TensorFlow: seqmodels train {recipe.name} "
+                f"--init-from {path} --epochs 0 --work-dir DIR (and the options "
+                "of this run), which writes DIR/" + f"{recipe.name}.keras"
+            )
+            return _finish(recipe, args, path, dict(record, packaged=False))
     best = os.path.join(args.work_dir, f"{recipe.name}.keras")
     model.save(best)
     return _finish(recipe, args, best, record)
 
 
+def _lacks_tensorflow(err):
+    """Whether ``err`` (an ``ImportError``) says that TensorFlow is missing."""
+    while err is not None:
+        if "tensorflow" in f"{getattr(err, 'name', '')} {err}".lower():
+            return True
+        err = err.__cause__ or err.__context__
+    return False
+
+
+def _package_only(recipe, args, config, data_dir):
+    """``--init-from FILE --epochs 0``: FILE is the selected model. Its
+    monitored value is measured on validation (``model.evaluate``) and,
+    with the training record beside FILE (``best.json``, ``history.csv``)
+    where there is one, written to ``<work-dir>/best.json``; then FILE is
+    packaged as ``<work-dir>/NAME.keras``."""
+    if args.seeds or args.sweep or args.ensemble:
+        raise ValueError(
+            f"{recipe.name}: --init-from with --epochs 0 packages one model; "
+            "it takes no --seeds, --sweep or --ensemble."
+        )
+    os.makedirs(args.work_dir, exist_ok=True)
+    monitor, mode = recipe.monitor
+    source = os.path.dirname(os.path.abspath(args.init_from))
+    record = read_record(os.path.join(source, "best.json")) or {}
+    record = dict(record, monitor=monitor, mode=mode, init_from=os.path.abspath(args.init_from))
+    if "value" in record:
+        record["trained_value"] = record.pop("value")
+    if os.path.isfile(os.path.join(source, "history.csv")):
+        record.setdefault("run", source)
+    # Measured on a copy: what ships is the file as loaded, never compiled.
+    measured = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
+    measured.compile(**_compile_options(recipe, config))
+    data = recipe.load_data(data_dir, "validation", args.smoke, config)
+    metrics = _measure(measured, data, config.get("batch_size", 32))
+    key = monitor[len("val_") :] if monitor.startswith("val_") else monitor
+    record["value"] = float(metrics[key]) if key in metrics else None
+    with open(os.path.join(args.work_dir, "best.json"), "w", encoding="utf-8") as f:
+        json.dump(record, f)
+    model = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
+    return _package_and_save(recipe, args, model, config, record)
+
+
+def _measure(model, data, batch_size):
+    """``model.evaluate``'s metrics on a recipe's data: arrays, a dataset,
+    or a ``PyDataset`` batch by batch, as its batches may differ in shape
+    (the ``tf.data`` signature Keras infers from the first two does not
+    allow it). Batch values are averaged weighted by the batch's rows, as
+    ``evaluate`` averages the loss (other metrics: a close average)."""
+    if isinstance(data, tuple):
+        return model.evaluate(*data, batch_size=batch_size, verbose=0, return_dict=True)
+    if not isinstance(data, keras.utils.PyDataset):
+        return model.evaluate(data, verbose=0, return_dict=True)
+    totals, rows = {}, 0
+    for i in range(len(data)):
+        batch = data[i]
+        n = len(keras.tree.flatten(batch[0])[0])
+        logs = model.test_on_batch(*batch, return_dict=True)
+        for key, value in logs.items():
+            totals[key] = totals.get(key, 0.0) + n * float(value)
+        rows += n
+    return {key: value / rows for key, value in totals.items()}
+
+
+def _compile_options(recipe, config):
+    """``recipe.compile_options``; with 0 epochs (nothing trained) those of
+    1, as a learning-rate schedule over 0 steps is invalid."""
+    return recipe.compile_options(dict(config, epochs=max(config.get("epochs", 1), 1)))
+
+
 def _finish(recipe, args, best, record):
     print(json.dumps({"model": recipe.name, "selected": best, **record}))
-    if args.export:
+    if args.export and record.get("packaged", True):
         from keras_seqmodels import export
 
         model = keras.saving.load_model(best, compile=False, safe_mode=True)
@@ -106,7 +208,7 @@ def _fit_one(recipe, args, config, data_dir, work_dir):
     validation = recipe.load_data(data_dir, "validation", args.smoke, config)
     with distribution.scope(args) as setup:
         model = recipe.build_model(config)
-        options = recipe.compile_options(config)
+        options = _compile_options(recipe, config)
         if args.smoke:  # a few steps: tracing beats compiling with XLA
             options.setdefault("jit_compile", False)
         setup.compile(model, **options)

@@ -13,6 +13,8 @@ detokenized output against the raw references.
 """
 
 import functools
+import hashlib
+import json
 import os
 
 import numpy as np
@@ -29,6 +31,9 @@ TASK = "English->German translation (strings in, strings out)"
 DATA = "Multi30k task 1: train 29,000 / val 1,014 (selection) / test2016 1,000"
 MONITOR = ("val_loss", "min")
 DATA_SUBDIR = "multi30k"
+CACHE_NAME = "multi30k-en-de"  # folder of the prepared data in cache_dir()
+CACHE_FORMAT = 1
+RAW_STEMS = {"train": "train", "validation": "val", "test": "test_2016_flickr"}
 
 
 @functools.lru_cache(maxsize=8)
@@ -43,12 +48,9 @@ def sentences(data_dir, split):
     return read_split(os.path.join(data_dir, "raw"), SPLITS[split], tfds_dir)
 
 
-@functools.lru_cache(maxsize=2)
 def vocabularies(data_dir, min_count):
-    from keras_seqmodels.seq2seq import text
-
-    english, german = sentences(data_dir, "train")
-    return text.build_vocabulary(english, min_count), text.build_vocabulary(german, min_count)
+    """Source and target vocabularies (words seen ``min_count`` times in train)."""
+    return prepared(data_dir, min_count)["vocabularies"]
 
 
 def _translator(core, config, **options):
@@ -60,18 +62,116 @@ def _translator(core, config, **options):
 
 def id_arrays(config, split):
     """Source ids and ``<s> target </s>`` ids, by the shipped tokenizer."""
-    from keras_seqmodels.seq2seq import EncoderDecoder, text
+    return prepared(config["data_dir"], config["min_count"])[split]
 
-    source, target = vocabularies(config["data_dir"], config["min_count"])
+
+def _tensorflow_available():
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def cache_path(data_dir, min_count):
+    """The prepared-data file of ``data_dir`` (``None``: the smoke pairs):
+    ``<cache_dir()>/multi30k-en-de/prepared-min_count=M-KEY.npz`` (and
+    ``.json``), KEY a hash of the raw files' bytes (or the smoke pairs), so
+    other data or another ``min_count`` give another file."""
+    from keras_seqmodels.zoo.api import cache_dir
+
+    digest = hashlib.sha256(f"format={CACHE_FORMAT}".encode())
+    if data_dir is None:
+        digest.update(json.dumps(SMOKE_PAIRS).encode())
+    else:
+        for stem in sorted(RAW_STEMS.values()):
+            for lang in ("en", "de"):
+                name = f"{stem}.{lang}.gz"
+                digest.update(name.encode())
+                with open(os.path.join(data_dir, "raw", name), "rb") as f:
+                    digest.update(f.read())
+    stem = f"prepared-min_count={min_count}-{digest.hexdigest()[:12]}"
+    return os.path.join(cache_dir(), CACHE_NAME, stem + ".npz")
+
+
+@functools.lru_cache(maxsize=2)
+def prepared(data_dir, min_count):
+    """``{"vocabularies": (source, target), split: (source_ids, target_ids)}``.
+
+    With TensorFlow: read through TFDS, tokenized by the shipped tokenizer
+    (the ``Translator``'s TensorFlow string ops) and written to
+    ``cache_path``. Without it (a JAX-only machine): read from that file,
+    written before by any TensorFlow run of the recipe."""
+    path = cache_path(data_dir, min_count)
+    if not _tensorflow_available():
+        return _read_cache(path, data_dir, min_count)
+    from keras_seqmodels.seq2seq import EncoderDecoder, text
+    from keras_seqmodels.seq2seq.translator import Translator
+
+    english, german = sentences(data_dir, "train")
+    source = text.build_vocabulary(english, min_count)
+    target = text.build_vocabulary(german, min_count)
     core = EncoderDecoder(len(source) + 2, len(target) + 2, 8, 8, 8, start_id=2, end_id=3)
-    tokenizer = _translator(core, config)
-    english, german = sentences(config["data_dir"], split)
-    ids = tokenizer.encode_target(german).to_list()
-    width = max(len(t) for t in ids) + 2
-    return (
-        np.asarray(tokenizer.encode_source(english)),
-        text.encode_numpy(ids, width, start_id=2, end_id=3),
-    )
+    tokenizer = Translator(core, source, target)  # the shipped model's tokenizer
+    out = {"vocabularies": (source, target)}
+    for split in SPLITS:
+        english, german = sentences(data_dir, split)
+        ids = tokenizer.encode_target(german).to_list()
+        width = max(len(t) for t in ids) + 2
+        out[split] = (
+            np.asarray(tokenizer.encode_source(english)),
+            text.encode_numpy(ids, width, start_id=2, end_id=3),
+        )
+    _write_cache(path, out, data_dir, min_count)
+    return out
+
+
+def _write_cache(path, out, data_dir, min_count):
+    import warnings
+
+    arrays = {f"{s}_{k}": out[s][i] for s in SPLITS for i, k in enumerate(("source", "target"))}
+    meta = {
+        "format": CACHE_FORMAT,
+        "data_dir": data_dir and os.path.abspath(data_dir),
+        "min_count": min_count,
+        "source": out["vocabularies"][0],
+        "target": out["vocabularies"][1],
+    }
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        # Arrays first, vocabularies last (each by rename): a reader that
+        # finds the .json finds a complete .npz.
+        with open(path + ".tmp", "wb") as f:
+            np.savez_compressed(f, **arrays)
+        os.replace(path + ".tmp", path)
+        with open(path[: -len(".npz")] + ".json.tmp", "w", encoding="utf-8") as f:
+            json.dump(meta, f, ensure_ascii=False)
+        os.replace(path[: -len(".npz")] + ".json.tmp", path[: -len(".npz")] + ".json")
+    except OSError as err:  # a read-only cache costs the JAX-only path, not this run
+        warnings.warn(
+            f"multi30k-en-de: could not write the prepared data to {path}: {err}", stacklevel=3
+        )
+
+
+def _read_cache(path, data_dir, min_count):
+    vocab_path = path[: -len(".npz")] + ".json"
+    if not (os.path.isfile(vocab_path) and os.path.isfile(path)):
+        data = "--smoke" if data_dir is None else f"--data-dir {os.path.dirname(data_dir)}"
+        raise FileNotFoundError(
+            f"multi30k-en-de: TensorFlow is not installed, so the tokenizer cannot "
+            f"run and the prepared data (vocabularies and id arrays) are read from "
+            f"the cache, but {vocab_path} does not exist. Write it on a machine with "
+            f"TensorFlow (`seqmodels train multi30k-en-de --epochs 0 {data} "
+            f"--min-count {min_count}`), then copy its folder "
+            f"{os.path.dirname(path)} here and set KERAS_SEQMODELS_CACHE_DIR to "
+            "the folder holding it."
+        )
+    with open(vocab_path, encoding="utf-8") as f:
+        meta = json.load(f)
+    with np.load(path) as arrays:
+        out = {s: (arrays[f"{s}_source"], arrays[f"{s}_target"]) for s in SPLITS}
+    out["vocabularies"] = (meta["source"], meta["target"])
+    return out
 
 
 def bucketed_batches(source, target, batch_size, shuffle, seed=0):
@@ -162,7 +262,8 @@ def compile_options(config):
 
     from keras_seqmodels.seq2seq import MaskedAccuracy, MaskedSparseCrossentropy
 
-    steps = len(sentences(config["data_dir"], "train")[0]) // config["batch_size"] + 1
+    train = id_arrays(config, "train")[0]
+    steps = len(train) // config["batch_size"] + 1
     schedule = keras.optimizers.schedules.CosineDecay(
         config["learning_rate"], decay_steps=steps * config["epochs"], alpha=0.05
     )
