@@ -83,6 +83,23 @@ def test_stateful_chunked_evaluation_equals_one_pass(lm, recipe):
     assert 0.5 * len(vocab) < ppl < 2 * len(vocab)
 
 
+def test_a_reused_evaluator_scores_as_a_fresh_one(lm, recipe):
+    # The training callback builds the stateful evaluator once; its carried
+    # states must be reset and its weights replaced at every call.
+    model, _, ids = lm
+    fresh = recipe.perplexity(model, ids, 8, 2, batch=2, bptt=5)
+    evaluator = recipe.stream_evaluator(model, 8, 2, batch=2)
+    first = recipe.perplexity(model, ids, 8, 2, batch=2, bptt=5, evaluator=evaluator)
+    again = recipe.perplexity(model, ids, 8, 2, batch=2, bptt=5, evaluator=evaluator)
+    assert first == again and first[1] == fresh[1]
+    np.testing.assert_allclose(first[0], fresh[0], rtol=1e-6)
+    other = recipe.build_model(model.get_layer("logits").units, units=8, layers=2, seed=7)
+    changed = recipe.perplexity(other, ids, 8, 2, batch=2, bptt=5, evaluator=evaluator)
+    np.testing.assert_allclose(changed[0], recipe.perplexity(other, ids, 8, 2, batch=2, bptt=5)[0],
+                               rtol=1e-6)  # fmt: skip
+    assert abs(changed[0] - first[0]) > 1e-3  # other weights, another score
+
+
 def test_sampling_is_seeded_and_uses_the_vocabulary(lm):
     model, vocab, _ = lm
     a = decoding.sample(model, vocab, "the company", 8, temperature=0.8, seed=3)

@@ -93,14 +93,24 @@ def reset_states(model):
             layer.reset_state()
 
 
-def perplexity(model, ids, units, layers, batch=10, bptt=100):
+def stream_evaluator(model, units, layers, batch=10):
+    """The stateful, dropout-free copy of ``model``'s network that
+    ``perplexity`` scores with (``batch`` rows); reuse it across calls to
+    compile its forward pass once."""
+    return build_model(model.get_layer("logits").units, units, layers, 0.0,
+                       batch=batch, stateful=True)  # fmt: skip
+
+
+def perplexity(model, ids, units, layers, batch=10, bptt=100, evaluator=None):
     """Exact stream perplexity with a stateful copy of ``model``.
 
     Every token of the stream is predicted from all tokens before it in its
-    row (``batch`` rows), except the first token of each row.
+    row (``batch`` rows), except the first token of each row. ``evaluator``:
+    a ``stream_evaluator`` of ``batch`` rows to reuse (its weights are
+    overwritten with ``model``'s); a new one is built if ``None``.
     """
-    evaluator = build_model(model.get_layer("logits").units, units, layers, 0.0,
-                            batch=batch, stateful=True)  # fmt: skip
+    if evaluator is None:
+        evaluator = stream_evaluator(model, units, layers, batch)
     copy_weights(model, evaluator)
     reset_states(evaluator)
     rows = (len(ids) - 1) // batch

@@ -148,6 +148,8 @@ def callbacks(config, work_dir, train):
     valid = ids_of(config, "validation")
 
     class Zaremba(keras.callbacks.Callback):
+        evaluator = None  # built once: its forward pass compiles once
+
         def on_epoch_begin(self, epoch, logs=None):
             network.reset_states(self.model)
             rate = learning_rate(config, epoch + 1) * config["bptt"]
@@ -155,7 +157,11 @@ def callbacks(config, work_dir, train):
 
         def on_epoch_end(self, epoch, logs=None):
             units, layers = config["units"], config["layers"]
-            logs["val_perplexity"] = network.perplexity(self.model, valid, units, layers)[0]
+            if self.evaluator is None:
+                self.evaluator = network.stream_evaluator(self.model, units, layers)
+            logs["val_perplexity"] = network.perplexity(
+                self.model, valid, units, layers, evaluator=self.evaluator
+            )[0]
             logs["perplexity"] = math.exp(logs["loss"])
 
     return [Zaremba()]
