@@ -308,8 +308,12 @@ def _torch_rnn(name, cell, x, states, mask, go_backwards, zero_output):
     op = torch.lstm if name == "lstm" else torch.gru
     hx_arg = tuple(hx) if name == "lstm" else hx[0]
     x_in, lengths = _prepare(x, mask, go_backwards)
+    # ``train``: cuDNN keeps what its backward pass needs only in training
+    # mode (a backward after ``train=False`` fails on a CUDA device); with no
+    # dropout the outputs are the same, so it follows whether autograd records.
+    train = torch.is_grad_enabled()
     if lengths is None:
-        result = op(x_in.contiguous(), hx_arg, params, has_bias, 1, 0.0, False, False, True)
+        result = op(x_in.contiguous(), hx_arg, params, has_bias, 1, 0.0, train, False, True)
         y, finals = result[0], [s[0] for s in result[1:]]
         return _finish_outputs(y, finals, init, None, go_backwards, zero_output)
     packed = torch_rnn.pack_padded_sequence(
@@ -323,7 +327,7 @@ def _torch_rnn(name, cell, x, states, mask, go_backwards, zero_output):
         hx_arg = tuple(s.index_select(1, order) for s in hx)
     else:
         hx_arg = hx[0].index_select(1, order)
-    result = op(packed.data, packed.batch_sizes, hx_arg, params, has_bias, 1, 0.0, False, False)
+    result = op(packed.data, packed.batch_sizes, hx_arg, params, has_bias, 1, 0.0, train, False)
     y, _ = torch_rnn.pad_packed_sequence(
         torch_rnn.PackedSequence(result[0], packed.batch_sizes, order, unorder),
         batch_first=True,

@@ -27,6 +27,27 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 jax_only = pytest.mark.skipif(BACKEND != "jax", reason="JAX backend kernel")
 torch_only = pytest.mark.skipif(BACKEND != "torch", reason="PyTorch backend kernel")
 
+
+@pytest.fixture(autouse=True)
+def full_float32_on_cuda():
+    """Full float32 products in cuDNN's RNN kernels on a CUDA device.
+
+    PyTorch lets cuDNN use TF32 products by default
+    (``torch.backends.cudnn.allow_tf32``), which moves results by about
+    1e-5; the equality tests compare full float32 on both sides, as the JAX
+    cuDNN test does with ``jax.default_matmul_precision("highest")``.
+    """
+    if BACKEND != "torch":
+        yield
+        return
+    import torch
+
+    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    yield
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+
+
 # Right padding with a full row, a one-step row and a row of length 0.
 LENGTHS = np.array([7, 4, 1, 0])
 PADDED = np.arange(7)[None, :] < LENGTHS[:, None]
