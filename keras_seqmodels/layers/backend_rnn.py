@@ -5,7 +5,9 @@ layer's result with a fused kernel of the backend's own library or returns
 ``None``, and the runner goes on with its own loop. The kernels:
 
 - **JAX, LSTM only:** ``jax.experimental.rnn.lstm`` (cuDNN), when
-  ``jax.default_backend() == "gpu"`` and the compute dtype is float32.
+  ``jax.default_backend() == "gpu"``, the compute dtype is float32 and the
+  call trains (in inference the runner's own loop measured faster on an
+  H200).
   ``jax.experimental.rnn`` has no GRU, so ``GRUCell`` keeps the runner's
   loop on JAX. Setting the private flag ``_JAX_REFERENCE = True`` runs the
   same code on any device with ``jax.experimental.rnn.lstm_ref`` (the same
@@ -73,6 +75,11 @@ def kind(layer, training):
         import jax
 
         if jax.default_backend() != "gpu" or dtype != "float32":
+            return None
+        if not training:
+            # Inference: the runner's own loop measured faster than cuDNN on
+            # an H200 (0.78-0.89x with cuDNN, BENCHMARKS.md), so cuDNN runs
+            # in training only.
             return None
     return name
 

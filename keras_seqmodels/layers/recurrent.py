@@ -54,8 +54,9 @@ class Recurrent(keras.layers.Layer):
       ``fused=False``.
     - **Backend library kernels.** Before the fused path, ``LSTMCell``
       (no peepholes) on JAX runs through ``jax.experimental.rnn.lstm``
-      (cuDNN) when JAX runs on a GPU in float32 (``jax.experimental.rnn``
-      has no GRU), and ``LSTMCell`` (no peepholes) and
+      (cuDNN) when JAX runs on a GPU in float32 and the call trains (in
+      inference the generic loop measured faster there;
+      ``jax.experimental.rnn`` has no GRU), and ``LSTMCell`` (no peepholes) and
       ``GRUCell(reset_after=True)`` on PyTorch run through ``torch.lstm`` /
       ``torch.gru`` (native code on CPU, cuDNN on CUDA); same conditions as
       the fused path, float32 or float64, and a right-padded mask or none

@@ -218,7 +218,9 @@ def test_jax_kind(monkeypatch):
     assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=False) == "lstm"
     monkeypatch.setattr(backend_rnn, "_JAX_REFERENCE", False)
     on_gpu = jax.default_backend() == "gpu"
-    assert kind(ks.cells.LSTMCell(3)) == ("lstm" if on_gpu else None)
+    assert kind(ks.cells.LSTMCell(3), training=True) == ("lstm" if on_gpu else None)
+    # In inference the runner's own loop measured faster than cuDNN.
+    assert kind(ks.cells.LSTMCell(3), training=False) is None
 
 
 @jax_only
