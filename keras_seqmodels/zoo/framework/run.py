@@ -136,11 +136,11 @@ def _package_only(recipe, args, config, data_dir):
     monitor, mode = recipe.monitor
     source = os.path.dirname(os.path.abspath(args.init_from))
     record = read_record(os.path.join(source, "best.json")) or {}
-    record = dict(record, monitor=monitor, mode=mode, init_from=os.path.abspath(args.init_from))
+    record = dict(record, monitor=monitor, mode=mode, init_from=_shown(args.init_from))
     if "value" in record:
         record["trained_value"] = record.pop("value")
     if os.path.isfile(os.path.join(source, "history.csv")):
-        record.setdefault("run", source)
+        record.setdefault("run", _shown(source))
     # Measured on a copy: what ships is the file as loaded, never compiled.
     measured = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
     measured.compile(**_compile_options(recipe, config))
@@ -152,6 +152,13 @@ def _package_only(recipe, args, config, data_dir):
         json.dump(record, f)
     model = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
     return _package_and_save(recipe, args, model, config, record)
+
+
+def _shown(path):
+    """``path`` relative to the working folder where it lies below it (as
+    the zoo index records runs), else absolute."""
+    relative = os.path.relpath(path)
+    return os.path.abspath(path) if relative.startswith("..") else relative
 
 
 def _measure(model, data, batch_size):

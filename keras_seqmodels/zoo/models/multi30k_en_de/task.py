@@ -10,7 +10,7 @@ class TranslationTask(Task):
 
     >>> task = TranslationTask("multi30k-en-de")   # doctest: +SKIP
     >>> task.predict("A man is riding a bicycle.")  # doctest: +SKIP
-    'Ein Mann fährt ein Fahrrad.'
+    'Ein Mann fährt Fahrrad.'
     """
 
     def predict_batch(self, inputs, beam_size=None, batch_size=32):
