@@ -398,3 +398,27 @@ def test_train_exports_the_selected_model(tmp_path):
     framework.main(TINY_RECIPE, "train", ["--work-dir", str(tmp_path / "run"), "--verbose", "0",
                                           "--epochs", "1", "--export", str(out)])  # fmt: skip
     assert (out / "saved_model.pb").is_file()
+
+
+def test_epoch_batches_reshuffle_and_redraw_every_epoch():
+    from keras_seqmodels.zoo.framework.batches import epoch_batches
+
+    def make(seed):
+        return epoch_batches(7, 3, seed, lambda rng: rng.integers(0, 1000, 7),
+                             lambda rows, noise: (noise[rows], rows))  # fmt: skip
+
+    data, again = make(5), make(5)
+    epochs = []
+    for _ in range(3):
+        assert len(data) == 3  # 3 + 3 + 1 rows
+        batches = [data[i] for i in range(len(data))]
+        rows = np.concatenate([r for _, r in batches])
+        assert sorted(rows.tolist()) == list(range(7))  # every example once
+        for (noise, r), (noise2, r2) in zip(batches, [again[i] for i in range(3)]):
+            np.testing.assert_array_equal(r, r2)  # the seed decides the order
+            np.testing.assert_array_equal(noise, noise2)
+        epochs.append((rows, np.concatenate([n for n, _ in batches])))
+        data.on_epoch_end()
+        again.on_epoch_end()
+    assert any(not np.array_equal(epochs[0][0], e[0]) for e in epochs[1:])  # reshuffled
+    assert not np.array_equal(np.sort(epochs[0][1]), np.sort(epochs[1][1]))  # redrawn

@@ -134,37 +134,25 @@ def arrays(data_dir, split, words):
 def load_data(data_dir, split, smoke, config):
     """Train: batches with new empty memories and order each epoch;
     validation: arrays (``fit`` gives ``val_loss``)."""
-    import keras
-
     from keras_seqmodels.data import babi
+    from keras_seqmodels.zoo.framework.batches import epoch_batches
 
     stories, queries, answers, _ = arrays(data_dir, split, vocabulary(data_dir))
     if split != "train":
         return (stories, queries), answers
-    rng = np.random.default_rng(config["seed"])
-    size = config["batch_size"]
 
-    class NoisyStories(keras.utils.PyDataset):
-        def __init__(self):
-            super().__init__()
-            self.on_epoch_end()
+    gaps = config["noise_gaps"]
 
-        def __len__(self):
-            return -(-len(answers) // size)
+    def noisy(rng):
+        return babi.insert_empty_memories(
+            stories, config["noise"], rng, fill=babi.PAD if gaps else babi.NIL,
+            keep_statements=gaps,
+        )  # fmt: skip
 
-        def on_epoch_end(self):
-            self.order = rng.permutation(len(answers))
-            gaps = config["noise_gaps"]
-            self.noisy = babi.insert_empty_memories(
-                stories, config["noise"], rng, fill=babi.PAD if gaps else babi.NIL,
-                keep_statements=gaps,
-            )  # fmt: skip
+    def batch(rows, memories):
+        return (memories[rows], queries[rows]), answers[rows]
 
-        def __getitem__(self, i):
-            rows = self.order[i * size : (i + 1) * size]
-            return (self.noisy[rows], queries[rows]), answers[rows]
-
-    return NoisyStories()
+    return epoch_batches(len(answers), config["batch_size"], config["seed"], noisy, batch)
 
 
 def build_model(config):

@@ -80,28 +80,17 @@ def shift_images(images, shifts, limit):
 def _shifted_batches(images, labels, config):
     """Training batches of randomly shifted images, reshuffled and redrawn
     every epoch (a ``PyDataset``)."""
-    import keras
+    from keras_seqmodels.zoo.framework.batches import epoch_batches
 
-    limit, size = config["augment_shift"], config["batch_size"]
-    rng = np.random.default_rng(config["seed"])
+    limit = config["augment_shift"]
 
-    class ShiftedDigits(keras.utils.PyDataset):
-        def __init__(self):
-            super().__init__()
-            self.on_epoch_end()
+    def shifts(rng):
+        return rng.integers(-limit, limit + 1, (len(labels), 2))
 
-        def __len__(self):
-            return -(-len(labels) // size)
+    def batch(rows, drawn):
+        return shift_images(images[rows], drawn[rows], limit), labels[rows]
 
-        def on_epoch_end(self):
-            self.order = rng.permutation(len(labels))
-            self.shifts = rng.integers(-limit, limit + 1, (len(labels), 2))
-
-        def __getitem__(self, i):
-            rows = self.order[i * size : (i + 1) * size]
-            return shift_images(images[rows], self.shifts[rows], limit), labels[rows]
-
-    return ShiftedDigits()
+    return epoch_batches(len(labels), config["batch_size"], config["seed"], shifts, batch)
 
 
 def _read_split(data_dir, split):
