@@ -43,11 +43,11 @@ def test_augmented_training_batches_are_shifted_copies_redrawn_each_epoch():
     for (x, _), i in zip(first, range(len(batches))):
         rows = batches.order[i * 16 : (i + 1) * 16]
         for image, k in zip(x, rows):
-            down, right = batches.shifts[k]
+            down, right = batches.drawn[k]
             np.testing.assert_array_equal(image, _shift_by_slicing(images[k], down, right))
-    before = batches.shifts.copy()
+    before = batches.drawn.copy()
     batches.on_epoch_end()
-    assert not np.array_equal(before, batches.shifts)
+    assert not np.array_equal(before, batches.drawn)
     # Validation images are never shifted.
     valid, _ = recipe.load_data(None, "validation", True, config)
     np.testing.assert_array_equal(valid, recipe.load_data(None, "validation", True, CONFIG)[0])

@@ -23,7 +23,8 @@ def epoch_batches(count, batch_size, seed, redraw, batch):
             batch for the example indices ``rows``.
 
     Returns:
-        A ``PyDataset``.
+        A ``PyDataset``; its ``order`` and ``drawn`` hold the current
+        epoch's row order and augmentation.
 
     Example:
 
