@@ -4,29 +4,18 @@ needs TensorFlow, and ``--init-from FILE --epochs 0`` packages FILE; with
 the multi30k-en-de recipe end to end (its prepared-data cache written on
 TensorFlow, read by JAX with ``import tensorflow`` failing)."""
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 import textwrap
-import zipfile
 
 import numpy as np
 import pytest
+from test_framework import TINY_RECIPE, _optimizer_variables
 
 from keras_seqmodels.zoo import framework
-
-
-def _load_data(data_dir, split, smoke, config):
-    rng = np.random.default_rng(["train", "validation", "test"].index(split))
-    x = rng.normal(size=(32, 3)).astype("float32")
-    return x, (x.sum(-1, keepdims=True) > 0).astype("float32")
-
-
-def _build_model(config):
-    import keras
-
-    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
 
 
 def _compile_options(config):
@@ -38,10 +27,6 @@ def _compile_options(config):
         optimizer=keras.optimizers.SGD(schedule),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
     )
-
-
-def _evaluate(model, data, config):
-    return {"loss": float(np.mean((model.predict(data[0], verbose=0) > 0) != data[1]))}
 
 
 def _package_without_tensorflow(model, config):
@@ -56,29 +41,13 @@ def _package(model, config):
 
 
 def _recipe(package):
-    return framework.Recipe(
-        name="tiny",
+    # The framework tests' tiny model, with a schedule and a package hook.
+    return dataclasses.replace(
+        TINY_RECIPE,
         config={"epochs": 2, "batch_size": 8},
-        build_model=_build_model,
-        load_data=_load_data,
         compile_options=_compile_options,
-        evaluate=_evaluate,
         package=package,
     )
-
-
-def _optimizer_variables(path):
-    import io
-
-    import h5py
-
-    with zipfile.ZipFile(path) as f:
-        weights = io.BytesIO(f.read("model.weights.h5"))
-    names = []
-    with h5py.File(weights, "r") as h5:
-        if "optimizer" in h5:
-            h5["optimizer"].visit(names.append)
-    return [n for n in names if n.endswith(tuple("0123456789"))]
 
 
 def test_unpackaged_model_is_saved_then_packaged_from_init_from(tmp_path, capsys):
@@ -101,7 +70,7 @@ def test_unpackaged_model_is_saved_then_packaged_from_init_from(tmp_path, capsys
     assert framework.main(_recipe(_package), "train", argv) == 0
     packaged = keras.saving.load_model(target / "tiny.keras")
     network = keras.saving.load_model(unpackaged)
-    x, y = _load_data(None, "validation", False, None)
+    x, y = TINY_RECIPE.load_data(None, "validation", False, None)
     np.testing.assert_allclose(
         packaged.predict(x, verbose=0),
         1 / (1 + np.exp(-network.predict(x, verbose=0))),
