@@ -39,20 +39,25 @@ def default_data_dir():
     return candidate if os.path.isdir(candidate) else None
 
 
-def add_common_arguments(parser, epochs=10, batch_size=32, data_dir=None):
+def add_common_arguments(parser, epochs=10, batch_size=32, data_dir=None, epochs_help=None):
     """Add the options every recipe takes to an ``argparse`` parser.
 
     ``--data-dir``, ``--epochs``, ``--batch-size`` (global, over all
     replicas), ``--strategy {default,mirrored,multi-worker,tpu}``, ``--tpu``
     (TPU name or address) and ``--precision {float32,mixed_float16,
-    mixed_bfloat16}``. Returns the parser.
+    mixed_bfloat16}``. ``--epochs`` must be positive, or with
+    ``epochs_help`` (what 0 means, shown in ``--help``) at least 0.
+    Returns the parser.
     """
     parser.add_argument(
         "--data-dir",
         default=data_dir or default_data_dir(),
         help="folder of the shared data sets (default: ../shared/data)",
     )
-    parser.add_argument("--epochs", type=_positive_int, default=epochs)
+    if epochs_help is None:
+        parser.add_argument("--epochs", type=_positive_int, default=epochs)
+    else:
+        parser.add_argument("--epochs", type=_count, default=epochs, help=epochs_help)
     parser.add_argument(
         "--batch-size",
         type=_positive_int,
@@ -72,14 +77,22 @@ def add_common_arguments(parser, epochs=10, batch_size=32, data_dir=None):
 
 
 def _positive_int(text):
+    return _integer_at_least(text, 1, "a positive integer")
+
+
+def _count(text):
+    return _integer_at_least(text, 0, "an integer >= 0")
+
+
+def _integer_at_least(text, low, expected):
     import argparse
 
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer. Received: {text!r}")
+        value = low - 1
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {expected}. Received: {text!r}")
     return value
 
 

@@ -422,3 +422,12 @@ def test_epoch_batches_reshuffle_and_redraw_every_epoch():
         again.on_epoch_end()
     assert any(not np.array_equal(epochs[0][0], e[0]) for e in epochs[1:])  # reshuffled
     assert not np.array_equal(np.sort(epochs[0][1]), np.sort(epochs[1][1]))  # redrawn
+
+
+def test_epochs_may_be_zero_for_train_only():
+    from keras_seqmodels.zoo.framework import arguments
+
+    assert arguments.parser_for(TINY_RECIPE, "train").parse_args(["--epochs", "0"]).epochs == 0
+    for action, bad in (("train", "-1"), ("train", "two"), ("evaluate", "0")):
+        with pytest.raises(SystemExit):
+            arguments.parser_for(TINY_RECIPE, action).parse_args(["--epochs", bad])

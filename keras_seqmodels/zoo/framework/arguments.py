@@ -18,17 +18,6 @@ def _int_list(text):
         ) from None
 
 
-def _epochs(text):
-    """A count of epochs, 0 included (``train``: no training; see ``run.train``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0. Received: {text!r}")
-    return value
-
-
 def _sweep_item(text):
     key, sep, values = text.partition("=")
     if not sep or not values:
@@ -59,8 +48,14 @@ def parser_for(recipe, action):
         + (f" ({recipe.task})" if recipe.task else "")
         + ".",
     )
+    # train --epochs 0: the data loaded and the network built (a recipe's
+    # data cache written), or with --init-from FILE: FILE packaged.
+    zero = "0: train nothing (with --init-from FILE: package FILE)" if action == "train" else None
     recipe_utils.add_common_arguments(
-        parser, epochs=config.pop("epochs", 10), batch_size=config.pop("batch_size", 32)
+        parser,
+        epochs=config.pop("epochs", 10),
+        batch_size=config.pop("batch_size", 32),
+        epochs_help=zero,
     )
     parser.add_argument("--seed", type=int, default=config.pop("seed", 0))
     parser.add_argument(
@@ -70,11 +65,6 @@ def parser_for(recipe, action):
     )
     parser.add_argument("--verbose", type=int, default=2, help="keras verbosity")
     if action == "train":
-        # 0 epochs: the data loaded and the network built (a recipe's data
-        # cache written), or with --init-from FILE: FILE packaged.
-        epochs = next(a for a in parser._actions if a.dest == "epochs")
-        epochs.type = _epochs
-        epochs.help = "0: train nothing (with --init-from FILE: package FILE)"
         parser.add_argument(
             "--work-dir",
             default=os.path.join("runs", recipe.name),

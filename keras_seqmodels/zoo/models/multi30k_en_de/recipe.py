@@ -33,6 +33,8 @@ MONITOR = ("val_loss", "min")
 DATA_SUBDIR = "multi30k"
 CACHE_NAME = "multi30k-en-de"  # folder of the prepared data in cache_dir()
 CACHE_FORMAT = 1
+# The raw files' stems, as the TFDS builder ``seq2seq.multi30k`` names them (that
+# module imports TFDS, which a JAX-only machine lacks).
 RAW_STEMS = {"train": "train", "validation": "val", "test": "test_2016_flickr"}
 
 
