@@ -7,6 +7,10 @@
 - ``DropoutRNNCell``: the mix-in whose cached masks ``keras.layers.RNN``
   pre-populates before its loop; inheriting it lets our cells use dropout
   inside Keras's own RNN layer too.
+- ``tensorflow_cudnn_rnn()``: the TensorFlow backend's cuDNN wrappers
+  (``_cudnn_lstm``, ``_cudnn_gru``: the weight packing for
+  ``tf.raw_ops.CudnnRNNV3`` that ``keras.layers.LSTM`` / ``GRU`` use on a
+  GPU), imported on use since they need TensorFlow.
 - ``get_keras_mask`` / ``set_keras_mask``: read and attach a tensor's mask on
   every backend (JAX arrays take no attributes; Keras keeps a side table),
   used by models that subclass ``keras.Model`` and return a masked output.
@@ -16,4 +20,19 @@ from keras.src.backend import rnn as backend_rnn
 from keras.src.backend.common.masking import get_keras_mask, set_keras_mask
 from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
-__all__ = ["backend_rnn", "DropoutRNNCell", "get_keras_mask", "set_keras_mask"]
+__all__ = [
+    "backend_rnn",
+    "DropoutRNNCell",
+    "get_keras_mask",
+    "set_keras_mask",
+    "tensorflow_cudnn_rnn",
+]
+
+
+def tensorflow_cudnn_rnn():
+    """The module ``keras.src.backend.tensorflow.rnn`` (needs TensorFlow;
+    the package exports a function of the same name, hence the import by
+    path)."""
+    import importlib
+
+    return importlib.import_module("keras.src.backend.tensorflow.rnn")

@@ -14,6 +14,15 @@ layer's result with a fused kernel of the backend's own library or returns
   computation in plain JAX, with the same packed weights, unpacked by
   ``unpack_lstm_weights``), so the packing, the lengths and the state
   handling are tested against the generic loop on CPU.
+- **TensorFlow, LSTM and reset-after GRU:** cuDNN (``tf.raw_ops.CudnnRNNV3``
+  with one length per sequence, through the weight packing of Keras's own
+  ``keras.layers.LSTM`` / ``GRU``), when TensorFlow sees a GPU, in training
+  and inference (as Keras's layers). Not run on a GPU by this project's
+  tests so far: the GPU machines it had lacked TensorFlow. The private flag
+  ``_TF_REFERENCE = True`` takes this path on any device; the tests then
+  replace ``CudnnRNNV3`` by a plain TensorFlow version of cuDNN's
+  equations, so the packing, the lengths, the state handling and the
+  fallback are tested against the generic loop on CPU.
 - **PyTorch, LSTM and reset-after GRU:** ``torch.lstm`` / ``torch.gru`` (the
   functions behind ``torch.nn.LSTM`` / ``torch.nn.GRU``: native code on CPU,
   cuDNN on a CUDA device), with a right-padded mask through
@@ -29,10 +38,12 @@ Masks: the kernels take one length per sequence, so they give the generic
 loop's result for right-padded masks (each row some True steps, then only
 False), including rows with no True step (they keep their initial states
 and output zeros). A mask with holes (a False step before a True one) goes
-to the runner's own loop: on PyTorch, and on JAX when the mask is a concrete
-array, this is decided in Python; inside a traced JAX function (``jit``,
-``model.fit``) the choice is made at run time by ``lax.cond`` between the
-cuDNN call and a masked ``lax.scan`` of the same step (both are compiled).
+to the runner's own loop: on PyTorch, and on JAX or TensorFlow when the mask
+is a concrete array, this is decided in Python; inside a traced function
+(``jit``, ``tf.function``, ``model.fit``) the choice is made at run time, by
+``lax.cond`` between the cuDNN call and a masked ``lax.scan`` of the same
+step on JAX, by ``tf.cond`` between the cuDNN call and the runner's fused
+loop on TensorFlow (both branches are compiled).
 
 ``go_backwards`` reverses each sequence within its length before the kernel
 and puts the outputs back in the order the generic loop returns them (the
@@ -43,8 +54,10 @@ gradients are those of the generic loop.
 import keras
 from keras import ops
 
-# Private switch for tests: run the JAX path with ``lstm_ref`` on any device.
+# Private switches for tests: run the JAX path with ``lstm_ref``, and the
+# TensorFlow path (with the test's ``CudnnRNNV3``), on any device.
 _JAX_REFERENCE = False
+_TF_REFERENCE = False
 
 _DTYPES = ("float32", "float64")
 
@@ -56,7 +69,7 @@ def kind(layer, training):
     if not layer.fused or layer.unroll:
         return None
     backend = keras.backend.backend()
-    if backend not in ("jax", "torch"):
+    if backend not in ("jax", "torch", "tensorflow"):
         return None
     cell = layer.cell
     name = {"lstm": "lstm", "gru_after": "gru"}.get(fused_rnn.cell_kind(cell))
@@ -67,6 +80,9 @@ def kind(layer, training):
     dtype = cell.compute_dtype
     if dtype not in _DTYPES:
         return None
+    if backend == "tensorflow":
+        if not (_TF_REFERENCE or _tf_sees_gpu()):
+            return None
     if backend == "jax":
         if name != "lstm":
             return None
@@ -107,29 +123,52 @@ def run(layer, sequences, initial_state, mask, training):
         if _concrete(mask) and not _right_padded_concrete(mask):
             return None
     cell = layer.cell
-    x = layer._fused_inputs(sequences, training)
-    states = list(initial_state)
-    options = (layer.go_backwards, layer.zero_output_for_mask)
-    if backend == "jax":
-        outputs, finals, last = _jax_lstm(cell, x, states, mask, *options)
-    else:
-        outputs, finals, last = _torch_rnn(name, cell, x, states, mask, *options)
-    finals = list(finals)
-    if mask is not None:
-        # Recurrent._finish takes the last output as one more state.
-        finals.append(last)
-    return layer._finish((last, outputs, finals), mask, False)
+
+    def library():
+        x = layer._fused_inputs(sequences, training)
+        states = list(initial_state)
+        options = (layer.go_backwards, layer.zero_output_for_mask)
+        if backend == "jax":
+            outputs, finals, last = _jax_lstm(cell, x, states, mask, *options)
+        elif backend == "tensorflow":
+            outputs, finals, last = _tf_cudnn(name, cell, x, states, mask, *options)
+        else:
+            outputs, finals, last = _torch_rnn(name, cell, x, states, mask, *options)
+        finals = list(finals)
+        if mask is not None:
+            # Recurrent._finish takes the last output as one more state.
+            finals.append(last)
+        return layer._finish((last, outputs, finals), mask, False)
+
+    if backend == "tensorflow" and mask is not None and not _concrete(mask):
+        import tensorflow as tf
+
+        from keras_seqmodels.layers import fused_rnn
+
+        def own_loop():
+            fused = fused_rnn.fused_kind(cell)
+            args = (fused, sequences, initial_state, mask, training)
+            return layer._call_fused(*args, xla=False)
+
+        return tf.cond(_right_padded(mask)[0], library, own_loop)
+    return library()
 
 
 # Shared pieces (keras.ops) -------------------------------------------------
 
 
 def _concrete(mask):
-    if keras.backend.backend() != "jax":
-        return True
-    import jax
+    """Whether the mask's values are known here (not traced)."""
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
 
-    return not isinstance(mask, jax.core.Tracer)
+        return not isinstance(mask, jax.core.Tracer)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return not tf.is_symbolic_tensor(mask)
+    return True
 
 
 def _right_padded(mask):
@@ -277,6 +316,48 @@ def _jax_masked_scan(x, h0, c0, kernel, recurrent, bias, mask, go_backwards, zer
 
     (h, c, last), ys = jax.lax.scan(step, (h0, c0, jnp.zeros_like(h0)), (zs, ms))
     return jnp.swapaxes(ys, 0, 1), [h, c], last
+
+
+# TensorFlow --------------------------------------------------------------
+
+
+def _tf_sees_gpu():
+    import tensorflow as tf
+
+    return bool(tf.config.list_logical_devices("GPU"))
+
+
+def _tf_cudnn(name, cell, x, states, mask, go_backwards, zero_output):
+    """One cuDNN layer through Keras's own wrappers (batch first)."""
+    import tensorflow as tf
+
+    from keras_seqmodels._compat import tensorflow_cudnn_rnn
+
+    keras_rnn = tensorflow_cudnn_rnn()
+    dtype = x.dtype
+    kernel = ops.cast(cell.kernel, dtype)
+    recurrent = ops.cast(cell.recurrent_kernel, dtype)
+    bias = cell.bias
+    if bias is None:
+        # cuDNN always adds biases: zeros give the cell without them.
+        shape = (kernel.shape[1],) if name == "lstm" else (2, kernel.shape[1])
+        bias = tf.zeros(shape, dtype)
+    else:
+        bias = ops.cast(bias, dtype)
+    init = list(states)
+    x_in, lengths = _prepare(x, mask, go_backwards)
+    # Keras's wrappers take the lengths as a right-padded mask; cuDNN rejects
+    # length 0, so empty rows run one step and get their states back after.
+    kernel_mask = None
+    if lengths is not None:
+        kernel_mask = tf.sequence_mask(tf.maximum(lengths, 1), tf.shape(x)[1])
+    if name == "lstm":
+        args = (x_in, init[0], init[1], kernel, recurrent, bias, kernel_mask)
+        _, y, finals = keras_rnn._cudnn_lstm(*args, False, False, True)
+    else:
+        args = (x_in, init[0], kernel, recurrent, bias, kernel_mask)
+        _, y, finals = keras_rnn._cudnn_gru(*args, False, False, True)
+    return _finish_outputs(y, list(finals), init, lengths, go_backwards, zero_output)
 
 
 # PyTorch -----------------------------------------------------------------

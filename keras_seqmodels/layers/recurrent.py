@@ -53,7 +53,10 @@ class Recurrent(keras.layers.Layer):
       recurrent dropout while training, the PyTorch backend, or
       ``fused=False``.
     - **Backend library kernels.** Before the fused path, ``LSTMCell``
-      (no peepholes) on JAX runs through ``jax.experimental.rnn.lstm``
+      (no peepholes) and ``GRUCell(reset_after=True)`` on TensorFlow run
+      through cuDNN (``CudnnRNNV3``, packed as Keras's own layers do) when
+      TensorFlow sees a GPU; ``LSTMCell`` (no peepholes) on JAX runs through
+      ``jax.experimental.rnn.lstm``
       (cuDNN) when JAX runs on a GPU in float32 and the call trains (in
       inference the generic loop measured faster there;
       ``jax.experimental.rnn`` has no GRU), and ``LSTMCell`` (no peepholes) and
@@ -490,12 +493,16 @@ class Recurrent(keras.layers.Layer):
             cell.reset_dropout_mask()
         return x
 
-    def _call_fused(self, kind, sequences, initial_state, mask, training):
+    def _call_fused(self, kind, sequences, initial_state, mask, training, xla=True):
+        """The fused path; ``xla=False`` never compiles the loop with XLA
+        (on TensorFlow a compiled loop cannot be differentiated inside a
+        ``tf.cond`` branch)."""
         cell = self.cell
         dtype = cell.compute_dtype
         x = self._fused_inputs(sequences, training)
         loop_states = list(initial_state)
         jit, hoist = self._fused_options(sequences)
+        jit = jit and xla
         if mask is not None:
             out_size = self._output_size()
             loop_states.append(ops.zeros((ops.shape(x)[0], out_size), dtype=dtype))

@@ -3,6 +3,9 @@ against its generic loop (``fused=False``).
 
 JAX: ``jax.experimental.rnn`` runs cuDNN only on a GPU; the private switch
 ``backend_rnn._JAX_REFERENCE`` runs the same code with ``lstm_ref`` on CPU.
+TensorFlow: cuDNN (``tf.raw_ops.CudnnRNNV3``) runs only on a GPU; with
+``backend_rnn._TF_REFERENCE`` the tests replace it by
+``cudnn_rnn_v3_reference``, cuDNN's equations in plain TensorFlow ops.
 PyTorch: ``torch.lstm`` / ``torch.gru`` run on CPU; from another backend the
 PyTorch tests run in a subprocess with ``KERAS_BACKEND=torch``.
 """
@@ -25,6 +28,7 @@ BACKEND = keras.backend.backend()
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 jax_only = pytest.mark.skipif(BACKEND != "jax", reason="JAX backend kernel")
+tf_only = pytest.mark.skipif(BACKEND != "tensorflow", reason="TensorFlow backend kernel")
 torch_only = pytest.mark.skipif(BACKEND != "torch", reason="PyTorch backend kernel")
 
 
@@ -244,6 +248,198 @@ def test_jax_cudnn_equals_generic():
             )
 
 
+# TensorFlow ---------------------------------------------------------------
+
+
+def cudnn_rnn_v3_reference(
+    *, input, input_h, input_c, params, is_training, rnn_mode, sequence_lengths, time_major
+):
+    """``tf.raw_ops.CudnnRNNV3`` for one batch-major layer, in plain ops.
+
+    cuDNN's canonical layout: per gate the input matrix (units x features)
+    then per gate the recurrent matrix (units x units), row-major, then the
+    input biases and the recurrent biases. Gates ``i, f, c, o`` (LSTM) and
+    ``r, z, h`` (GRU, reset gate applied after the recurrent product) on a
+    CUDA build; Keras packs MIOpen's orders on other builds, which this
+    follows too. Steps at or past a row's length output zeros and leave its
+    states unchanged.
+    """
+    import tensorflow as tf
+
+    assert not time_major and is_training
+    lstm = rnn_mode == "lstm"
+    steps, features = input.shape[1], input.shape[2]
+    units = input_h.shape[-1]
+    n = 4 if lstm else 3
+    parts = tf.split(params, [units * features] * n + [units * units] * n + [units] * (2 * n))
+    w = [tf.reshape(p, (units, features)) for p in parts[:n]]
+    r = [tf.reshape(p, (units, units)) for p in parts[n : 2 * n]]
+    bw, br = parts[2 * n : 3 * n], parts[3 * n :]
+    build = tf.sysconfig.get_build_info()
+    if lstm:
+        order = "ifoc" if build.get("is_rocm_build") else "ifco"
+    else:
+        order = "rzh" if build.get("is_cuda_build") else "zrh"
+
+    def part(gate, x_t, h):
+        k = order.index(gate)
+        return (
+            tf.matmul(x_t, w[k], transpose_b=True) + bw[k],
+            tf.matmul(h, r[k], transpose_b=True) + br[k],
+        )
+
+    h = input_h[:, 0]
+    c = input_c[:, 0] if lstm else None
+    outputs = []
+    for t in range(steps):
+        x_t = input[:, t]
+        if lstm:
+            i, f, g, o = (sum(part(gate, x_t, h)) for gate in "ifco")
+            c_new = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+            h_new = tf.sigmoid(o) * tf.tanh(c_new)
+        else:
+            reset = tf.sigmoid(sum(part("r", x_t, h)))
+            update = tf.sigmoid(sum(part("z", x_t, h)))
+            x_h, h_h = part("h", x_t, h)
+            h_new = (1 - update) * tf.tanh(x_h + reset * h_h) + update * h
+        valid = (t < sequence_lengths)[:, None]
+        h = tf.where(valid, h_new, h)
+        if lstm:
+            c = tf.where(valid, c_new, c)
+        outputs.append(tf.where(valid, h_new, tf.zeros_like(h_new)))
+    c_out = c[:, None] if lstm else tf.zeros_like(h[:, None])
+    return tf.stack(outputs, 1), h[:, None], c_out, None, None
+
+
+@pytest.fixture
+def tf_reference(monkeypatch):
+    import tensorflow as tf
+
+    monkeypatch.setattr(backend_rnn, "_TF_REFERENCE", True)
+    monkeypatch.setattr(tf.raw_ops, "CudnnRNNV3", cudnn_rnn_v3_reference)
+    return Counter(monkeypatch, "_tf_cudnn")
+
+
+@tf_only
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize("mask,go_backwards,zero_output,return_sequences", CASES)
+def test_tf_reference_equals_generic(
+    tf_reference, kind, mask, go_backwards, zero_output, return_sequences
+):
+    assert_pair_equal(
+        kind,
+        "float64",
+        1e-9,
+        MASKS[mask],
+        return_state=True,
+        return_sequences=return_sequences,
+        go_backwards=go_backwards,
+        zero_output_for_mask=zero_output,
+    )
+    assert tf_reference.calls > 0  # the library path ran
+
+
+@tf_only
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_tf_without_bias(tf_reference, kind):
+    assert_pair_equal(
+        kind, "float64", 1e-9, PADDED, cell_kw={"use_bias": False}, return_sequences=True
+    )
+    assert tf_reference.calls > 0
+
+
+@tf_only
+def test_tf_eager_mask_with_holes_runs_generic_loop(tf_reference):
+    fused, generic = make_pair("gru", "float64", return_sequences=True, return_state=True)
+    x = np.random.default_rng(1).standard_normal((4, 7, 3))
+    got = fused(x, mask=HOLES)
+    assert tf_reference.calls == 0
+    for a, b in zip(got, generic(x, mask=HOLES)):
+        np.testing.assert_allclose(np_(a), np_(b), atol=1e-9, rtol=0)
+
+
+@tf_only
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_tf_graph_mask_chooses_at_run_time(tf_reference, kind, go_backwards):
+    """In a ``tf.function`` the mask is not known: ``tf.cond`` picks cuDNN for
+    right padding and the runner's fused loop for holes; both give the
+    generic loop's outputs, states and gradients."""
+    import tensorflow as tf
+
+    fused, generic = make_pair(
+        kind,
+        "float64",
+        return_sequences=True,
+        return_state=True,
+        go_backwards=go_backwards,
+        zero_output_for_mask=not go_backwards,
+    )
+    x = tf.constant(np.random.default_rng(2).standard_normal((4, 7, 3)))
+
+    def run(layer):
+        @tf.function
+        def f(x, mask):
+            variables = [v.value for v in layer.cell.trainable_weights]
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                outs = layer(x, mask=mask)
+                loss = sum(tf.reduce_sum(o * o) for o in outs)
+            return outs, tape.gradient(loss, [x] + variables)
+
+        return f
+
+    f_fused, f_generic = run(fused), run(generic)
+    for mask in (PADDED, HOLES):
+        outs_f, grads_f = f_fused(x, tf.constant(mask))
+        outs_g, grads_g = f_generic(x, tf.constant(mask))
+        for a, b in zip(list(outs_f) + grads_f, list(outs_g) + grads_g):
+            np.testing.assert_allclose(np_(a), np_(b), atol=1e-9, rtol=0)
+    assert tf_reference.calls > 0
+
+
+@tf_only
+def test_tf_kind(monkeypatch):
+    import tensorflow as tf
+
+    monkeypatch.setattr(backend_rnn, "_TF_REFERENCE", True)
+
+    def kind(cell, training=False, **kw):
+        layer = ks.layers.Recurrent(cell, **kw)
+        return backend_rnn.kind(layer, training)
+
+    assert kind(ks.cells.LSTMCell(3)) == "lstm"
+    assert kind(ks.cells.GRUCell(3, reset_after=True), training=True) == "gru"
+    assert kind(ks.cells.GRUCell(3, reset_after=False)) is None
+    assert kind(ks.cells.LSTMCell(3, use_peepholes=True)) is None
+    assert kind(ks.cells.ElmanCell(3)) is None
+    assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=True) is None
+    assert kind(ks.cells.LSTMCell(3), fused=False) is None
+    monkeypatch.setattr(backend_rnn, "_TF_REFERENCE", False)
+    on_gpu = bool(tf.config.list_logical_devices("GPU"))
+    assert kind(ks.cells.LSTMCell(3)) == ("lstm" if on_gpu else None)
+
+
+@tf_only
+def test_tf_cudnn_equals_generic():
+    import tensorflow as tf
+
+    if not tf.config.list_logical_devices("GPU"):
+        pytest.skip("CudnnRNNV3 (cuDNN) needs a GPU; TensorFlow sees none here")
+    for kind in ("lstm", "gru"):
+        for mask, go_backwards, zero_output, return_sequences in CASES:
+            assert_pair_equal(
+                kind,
+                "float32",
+                1e-5,
+                MASKS[mask],
+                return_state=True,
+                return_sequences=return_sequences,
+                go_backwards=go_backwards,
+                zero_output_for_mask=zero_output,
+            )
+
+
 # PyTorch ------------------------------------------------------------------
 
 
@@ -341,7 +537,9 @@ def test_torch_backend_in_subprocess():
     assert " passed" in result.stdout and "failed" not in result.stdout
 
 
-@pytest.mark.skipif(BACKEND in ("jax", "torch"), reason="backend with a library kernel")
+@pytest.mark.skipif(
+    BACKEND in ("jax", "torch", "tensorflow"), reason="backend with a library kernel"
+)
 def test_other_backends_have_no_library_kernel():
     layer = ks.layers.Recurrent(ks.cells.LSTMCell(3))
     assert backend_rnn.kind(layer, False) is None
