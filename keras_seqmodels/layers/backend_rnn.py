@@ -100,6 +100,14 @@ def kind(layer, training):
     return name
 
 
+def blocks_xla(layer):
+    """Whether ``layer`` may run a kernel that XLA cannot compile (cuDNN on
+    TensorFlow: ``CudnnRNNV3`` has no XLA kernel). ``Recurrent.build`` then
+    sets ``supports_jit = False``, as Keras's own LSTM and GRU do, so that
+    ``model.compile(jit_compile="auto")`` leaves XLA off."""
+    return keras.backend.backend() == "tensorflow" and kind(layer, False) is not None
+
+
 def run(layer, sequences, initial_state, mask, training):
     """The layer's result computed with the backend's kernel, or ``None``.
 

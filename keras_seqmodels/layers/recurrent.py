@@ -176,6 +176,8 @@ class Recurrent(keras.layers.Layer):
         self._input_features = sequences_shape[-1]
         if not self.cell.built:
             self.cell.build((sequences_shape[0], sequences_shape[-1]))
+        if library_rnn.blocks_xla(self):
+            self.supports_jit = False
         if self.stateful:
             batch = sequences_shape[0]
             if batch is None:

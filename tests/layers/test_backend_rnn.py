@@ -349,6 +349,22 @@ def test_tf_without_bias(tf_reference, kind):
 
 
 @tf_only
+def test_tf_cudnn_turns_off_auto_xla(monkeypatch):
+    """CudnnRNNV3 has no XLA kernel: ``jit_compile="auto"`` must resolve to
+    False, as for Keras's own LSTM on a GPU."""
+    monkeypatch.setattr(backend_rnn, "_TF_REFERENCE", True)
+    inputs = keras.Input((7, 3))
+    layer = ks.layers.Recurrent(ks.cells.LSTMCell(5))
+    model = keras.Model(inputs, layer(inputs))
+    model.compile("sgd", "mse", jit_compile="auto")
+    assert layer.supports_jit is False and model.jit_compile is False
+    # Without the cuDNN path the layer stays compilable.
+    other = ks.layers.Recurrent(ks.cells.GRUCell(5, reset_after=False))
+    other.build((None, 7, 3))
+    assert other.supports_jit is True
+
+
+@tf_only
 def test_tf_eager_mask_with_holes_runs_generic_loop(tf_reference):
     fused, generic = make_pair("gru", "float64", return_sequences=True, return_state=True)
     x = np.random.default_rng(1).standard_normal((4, 7, 3))
