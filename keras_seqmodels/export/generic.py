@@ -21,7 +21,8 @@ def check_empty_directory(directory, caller="export"):
 
 
 def write_archive(directory, model, endpoints, track=()):
-    """Write ``model`` as a SavedModel with the given signatures.
+    """Write ``model`` as a SavedModel with the given signatures, traced
+    without device-specific kernels (``backend_rnn.portable``).
 
     Args:
         directory: output folder (``check_empty_directory`` it first).
@@ -35,12 +36,17 @@ def write_archive(directory, model, endpoints, track=()):
     """
     import keras
 
+    from keras_seqmodels.layers import backend_rnn
+
     archive = keras.export.ExportArchive()
     for resource in (model, *track):
         archive.track(resource)
-    for name, (fn, signature) in endpoints.items():
-        archive.add_endpoint(name=name, fn=fn, input_signature=signature)
-    archive.write_out(directory, verbose=False)
+    # Traced without cuDNN kernels, so that a model exported on a GPU also
+    # serves on CPU.
+    with backend_rnn.portable():
+        for name, (fn, signature) in endpoints.items():
+            archive.add_endpoint(name=name, fn=fn, input_signature=signature)
+        archive.write_out(directory, verbose=False)
     return directory
 
 

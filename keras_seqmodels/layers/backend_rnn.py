@@ -51,6 +51,8 @@ reversed order, padding first), so outputs, final states and their
 gradients are those of the generic loop.
 """
 
+import contextlib
+
 import keras
 from keras import ops
 
@@ -58,6 +60,8 @@ from keras import ops
 # TensorFlow path (with the test's ``CudnnRNNV3``), on any device.
 _JAX_REFERENCE = False
 _TF_REFERENCE = False
+# Set by ``portable()``.
+_PORTABLE = False
 
 _DTYPES = ("float32", "float64")
 
@@ -81,7 +85,7 @@ def kind(layer, training):
     if dtype not in _DTYPES:
         return None
     if backend == "tensorflow":
-        if not (_TF_REFERENCE or _tf_sees_gpu()):
+        if _PORTABLE or not (_TF_REFERENCE or _tf_sees_gpu()):
             return None
     if backend == "jax":
         if name != "lstm":
@@ -98,6 +102,20 @@ def kind(layer, training):
             # in training only.
             return None
     return name
+
+
+@contextlib.contextmanager
+def portable():
+    """Within this context TensorFlow traces no cuDNN kernel: the runner's own
+    loop runs instead, so a SavedModel traced on a GPU also runs on CPU
+    servers (``CudnnRNNV3`` has no CPU kernel). The package's exports trace
+    their signatures in it."""
+    global _PORTABLE
+    saved, _PORTABLE = _PORTABLE, True
+    try:
+        yield
+    finally:
+        _PORTABLE = saved
 
 
 def blocks_xla(layer):

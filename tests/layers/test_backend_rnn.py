@@ -349,6 +349,25 @@ def test_tf_without_bias(tf_reference, kind):
 
 
 @tf_only
+def test_tf_export_traces_no_cudnn(tf_reference, tmp_path):
+    """A SavedModel traced on a GPU must serve on CPU too (CudnnRNNV3 has no
+    CPU kernel): exports trace the runner's own loop."""
+    from keras_seqmodels.export.generic import export_model
+
+    inputs = keras.Input((7, 3), name="x")
+    model = keras.Model(inputs, ks.layers.Recurrent(ks.cells.GRUCell(5, reset_after=True))(inputs))
+    x = np.random.default_rng(0).standard_normal((2, 7, 3)).astype("float32")
+    expected = np_(model(x))
+    assert tf_reference.calls == 1  # the cuDNN path outside an export
+    export_model(model, str(tmp_path / "saved"))
+    assert tf_reference.calls == 1
+    import tensorflow as tf
+
+    served = tf.saved_model.load(str(tmp_path / "saved")).signatures["serving_default"]
+    np.testing.assert_allclose(np_(served(x=tf.constant(x))["output_0"]), expected, atol=1e-5)
+
+
+@tf_only
 def test_tf_cudnn_turns_off_auto_xla(monkeypatch):
     """CudnnRNNV3 has no XLA kernel: ``jit_compile="auto"`` must resolve to
     False, as for Keras's own LSTM on a GPU."""
