@@ -100,6 +100,11 @@ def assert_pair_equal(kind, dtype, atol, mask, **layer_kw):
         np.testing.assert_allclose(a, b, atol=atol, rtol=0)
 
 
+def kind(cell, training=False, **layer_kw):
+    """``backend_rnn.kind`` for a ``Recurrent`` of ``cell``."""
+    return backend_rnn.kind(ks.layers.Recurrent(cell, **layer_kw), training)
+
+
 class Counter:
     """Counts the calls of a module function while passing them on."""
 
@@ -206,10 +211,6 @@ def test_jax_kind(monkeypatch):
     import jax
 
     monkeypatch.setattr(backend_rnn, "_JAX_REFERENCE", True)
-
-    def kind(cell, training=False, **kw):
-        layer = ks.layers.Recurrent(cell, **kw)
-        return backend_rnn.kind(layer, training)
 
     assert kind(ks.cells.LSTMCell(3)) == "lstm"
     # jax.experimental.rnn has an LSTM only.
@@ -439,10 +440,6 @@ def test_tf_kind(monkeypatch):
 
     monkeypatch.setattr(backend_rnn, "_TF_REFERENCE", True)
 
-    def kind(cell, training=False, **kw):
-        layer = ks.layers.Recurrent(cell, **kw)
-        return backend_rnn.kind(layer, training)
-
     assert kind(ks.cells.LSTMCell(3)) == "lstm"
     assert kind(ks.cells.GRUCell(3, reset_after=True), training=True) == "gru"
     assert kind(ks.cells.GRUCell(3, reset_after=False)) is None
@@ -545,9 +542,6 @@ def test_torch_mask_with_holes_runs_generic_loop(monkeypatch):
 
 @torch_only
 def test_torch_kind():
-    def kind(cell, training=False, **kw):
-        return backend_rnn.kind(ks.layers.Recurrent(cell, **kw), training)
-
     assert kind(ks.cells.LSTMCell(3)) == "lstm"
     assert kind(ks.cells.GRUCell(3)) == "gru"
     assert kind(ks.cells.GRUCell(3, reset_after=False)) is None
