@@ -78,6 +78,41 @@ def test_babi_memn2n_averages_the_probabilities_of_its_memory_networks():
     )
 
 
+def test_babi_tasks_option_keeps_the_named_tasks_their_numbers_and_the_vocabulary():
+    from keras_seqmodels.data import babi
+
+    examples = [e for task in recipe.split_tasks(SAMPLE, "test") for e in task]
+    words = babi.build_vocabulary(examples)
+    stories, queries, answers, tasks = recipe.arrays(SAMPLE, "test", words)
+    assert sorted(set(tasks.tolist())) == list(range(1, 21))
+    chosen = np.isin(tasks, [1, 16])
+    sub = recipe.arrays(SAMPLE, "test", words, "16, 1")
+    for full, part in zip((stories, queries, answers, tasks), sub):
+        np.testing.assert_array_equal(part, full[chosen])
+    assert recipe.task_numbers("all", 20) == list(range(1, 21))
+    for bad in ("0", "21", "x", ""):
+        with pytest.raises(ValueError, match="tasks"):
+            recipe.arrays(SAMPLE, "test", words, bad)
+
+
+def test_babi_tasks_option_reaches_training_and_evaluation(tmp_path, capsys):
+    from keras_seqmodels.cli.main import main
+
+    work = str(tmp_path / "run")
+    small = ["--smoke", "--tasks", "2", "--embed-dim", "8", "--ls-max-epochs", "1"]
+    assert main(["train", "babi-memn2n", *small, "--epochs", "2", "--work-dir", work]) == 0
+    with open(os.path.join(work, "config.json")) as f:
+        assert json.load(f)["tasks"] == "2"
+    capsys.readouterr()
+    model = os.path.join(work, "babi-memn2n.keras")
+    assert main(["evaluate", "babi-memn2n", *small[:3], "--model", model]) == 0
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert list(last["error_percent_per_task"]) == ["2"]
+    # The vocabulary is the full one whatever the tasks.
+    with open(os.path.join(work, "vocab.json")) as f:
+        assert json.load(f)["vocabulary"] == recipe.vocabulary(None)
+
+
 def test_babi_combine_averages_the_member_probabilities_and_keeps_one_member():
     import keras
 

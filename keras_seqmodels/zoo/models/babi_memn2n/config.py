@@ -16,4 +16,5 @@ CONFIG = {
     "position_form": "paper",  # "code": build_model.m's weights, J = 11 words + the time word
     "mask_empty_slots": True,  # false: empty slots are attended zero memories (the code)
     "clip": "global",  # "matrix": each tied matrix (Frobenius); "spectral": Weight.m's norm
+    "tasks": "all",  # or task numbers, e.g. "16" or "1,16": train and evaluate on those only
 }

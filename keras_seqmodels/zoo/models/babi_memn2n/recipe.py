@@ -13,6 +13,10 @@ in. Many seeds and their ensemble (answer probabilities averaged,
     seqmodels train babi-memn2n --seeds 1,2,3,4,5,6,7,8 --ensemble 5
     seqmodels evaluate babi-memn2n --split test
 
+``--tasks 16`` (or ``--tasks 1,16``) trains, selects and evaluates on those
+tasks only, as the paper's independent training (the vocabulary stays that
+of the 20 tasks, so files stay compatible).
+
 The authors' joint-training code (facebook/MemNN, ``MemN2N-babi-matlab``:
 ``config_babi_joint.m``, ``train_linear_start.m``, ``train.m``) differs
 where the paper's text leaves a choice open; its settings are options here
@@ -118,13 +122,32 @@ def vocabulary(data_dir):
     return babi.build_vocabulary([e for task in held for e in task])
 
 
-def arrays(data_dir, split, words):
-    """``(stories, queries, answers, tasks)``."""
+def task_numbers(text, count):
+    """The task numbers (1-based, sorted) that ``--tasks`` names: ``"all"``
+    or comma-separated numbers in ``1..count``."""
+    if str(text).strip().lower() == "all":
+        return list(range(1, count + 1))
+    try:
+        numbers = sorted({int(v) for v in str(text).split(",") if v.strip()})
+    except ValueError:
+        numbers = []
+    if not numbers or not all(1 <= n <= count for n in numbers):
+        raise ValueError(
+            f"babi-memn2n: tasks must be 'all' or comma-separated task numbers in "
+            f"1..{count}, e.g. 16 or 1,16. Received: tasks={text!r}"
+        )
+    return numbers
+
+
+def arrays(data_dir, split, words, tasks="all"):
+    """``(stories, queries, answers, tasks)`` of the tasks that ``tasks``
+    names (``task_numbers``), numbered as in the data (1..20)."""
     from keras_seqmodels.data import babi
 
     per_task = split_tasks(data_dir, split)
-    flat = [e for examples in per_task for e in examples]
-    tasks = np.concatenate([np.full(len(ex), t + 1) for t, ex in enumerate(per_task)])
+    chosen = task_numbers(tasks, len(per_task))
+    flat = [e for t in chosen for e in per_task[t - 1]]
+    tasks = np.concatenate([np.full(len(per_task[t - 1]), t) for t in chosen])
     stories, queries, answers = babi.vectorize(
         flat, words, MEMORY_SIZE, SENTENCE_LENGTH, QUERY_LENGTH
     )
@@ -137,7 +160,8 @@ def load_data(data_dir, split, smoke, config):
     from keras_seqmodels.data import babi
     from keras_seqmodels.zoo.framework.batches import epoch_batches
 
-    stories, queries, answers, _ = arrays(data_dir, split, vocabulary(data_dir))
+    words = vocabulary(data_dir)
+    stories, queries, answers, _ = arrays(data_dir, split, words, config.get("tasks", "all"))
     if split != "train":
         return (stories, queries), answers
 
@@ -260,7 +284,8 @@ def callbacks(config, work_dir, train):
     validation mean task error (``NOT_SELECTABLE`` before the softmax)."""
     import keras
 
-    valid = arrays(config["data_dir"], "validation", vocabulary(config["data_dir"]))
+    data_dir = config["data_dir"]
+    valid = arrays(data_dir, "validation", vocabulary(data_dir), config.get("tasks", "all"))
     # The epoch the softmax came in, kept for a resumed run's schedule.
     record = os.path.join(work_dir, "softmax_epoch.json")
     start = None
@@ -360,8 +385,9 @@ def mean_error(model, data):
 def evaluation_data(data_dir, split, smoke, config):
     """Arrays of ``split`` with the vocabulary of the evaluated model (the
     zoo asset, ``vocab.json`` beside ``--model``, or the data's)."""
+    tasks = config.get("tasks", "all")
     if smoke:
-        return arrays(data_dir, split, vocabulary(data_dir))
+        return arrays(data_dir, split, vocabulary(data_dir), tasks)
     if config.get("model"):
         with open(os.path.join(os.path.dirname(config["model"]), "vocab.json"), "rb") as f:
             text = f.read()
@@ -369,7 +395,7 @@ def evaluation_data(data_dir, split, smoke, config):
         from keras_seqmodels.zoo import api
 
         text = api.read_asset("babi-memn2n", "vocab")
-    return arrays(data_dir, split, json.loads(text)["vocabulary"])
+    return arrays(data_dir, split, json.loads(text)["vocabulary"], tasks)
 
 
 def evaluate(model, data, config):
