@@ -131,6 +131,21 @@ CASES = [
 MASKS = {None: None, "padded": PADDED, "holes": HOLES}
 
 
+def assert_case_equal(kind, dtype, atol, case):
+    """``assert_pair_equal`` for one of ``CASES``, with ``return_state``."""
+    mask, go_backwards, zero_output, return_sequences = case
+    assert_pair_equal(
+        kind,
+        dtype,
+        atol,
+        MASKS[mask],
+        return_state=True,
+        return_sequences=return_sequences,
+        go_backwards=go_backwards,
+        zero_output_for_mask=zero_output,
+    )
+
+
 # JAX ----------------------------------------------------------------------
 
 
@@ -141,20 +156,9 @@ def jax_reference(monkeypatch):
 
 
 @jax_only
-@pytest.mark.parametrize("mask,go_backwards,zero_output,return_sequences", CASES)
-def test_jax_lstm_reference_equals_generic(
-    jax_reference, mask, go_backwards, zero_output, return_sequences
-):
-    assert_pair_equal(
-        "lstm",
-        "float64",
-        1e-9,
-        MASKS[mask],
-        return_state=True,
-        return_sequences=return_sequences,
-        go_backwards=go_backwards,
-        zero_output_for_mask=zero_output,
-    )
+@pytest.mark.parametrize("case", CASES)
+def test_jax_lstm_reference_equals_generic(jax_reference, case):
+    assert_case_equal("lstm", "float64", 1e-9, case)
     assert jax_reference.calls > 0  # the library path ran
 
 
@@ -236,17 +240,8 @@ def test_jax_cudnn_equals_generic():
         pytest.skip("jax.experimental.rnn.lstm (cuDNN) needs a GPU; JAX runs on CPU here")
     # Full float32 products on both sides (cuDNN would otherwise use TF32).
     with jax.default_matmul_precision("highest"):
-        for mask, go_backwards, zero_output, return_sequences in CASES:
-            assert_pair_equal(
-                "lstm",
-                "float32",
-                1e-5,
-                MASKS[mask],
-                return_state=True,
-                return_sequences=return_sequences,
-                go_backwards=go_backwards,
-                zero_output_for_mask=zero_output,
-            )
+        for case in CASES:
+            assert_case_equal("lstm", "float32", 1e-5, case)
 
 
 # TensorFlow ---------------------------------------------------------------
@@ -323,20 +318,9 @@ def tf_reference(monkeypatch):
 
 @tf_only
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
-@pytest.mark.parametrize("mask,go_backwards,zero_output,return_sequences", CASES)
-def test_tf_reference_equals_generic(
-    tf_reference, kind, mask, go_backwards, zero_output, return_sequences
-):
-    assert_pair_equal(
-        kind,
-        "float64",
-        1e-9,
-        MASKS[mask],
-        return_state=True,
-        return_sequences=return_sequences,
-        go_backwards=go_backwards,
-        zero_output_for_mask=zero_output,
-    )
+@pytest.mark.parametrize("case", CASES)
+def test_tf_reference_equals_generic(tf_reference, kind, case):
+    assert_case_equal(kind, "float64", 1e-9, case)
     assert tf_reference.calls > 0  # the library path ran
 
 
@@ -459,17 +443,8 @@ def test_tf_cudnn_equals_generic():
     if not tf.config.list_logical_devices("GPU"):
         pytest.skip("CudnnRNNV3 (cuDNN) needs a GPU; TensorFlow sees none here")
     for kind in ("lstm", "gru"):
-        for mask, go_backwards, zero_output, return_sequences in CASES:
-            assert_pair_equal(
-                kind,
-                "float32",
-                1e-5,
-                MASKS[mask],
-                return_state=True,
-                return_sequences=return_sequences,
-                go_backwards=go_backwards,
-                zero_output_for_mask=zero_output,
-            )
+        for case in CASES:
+            assert_case_equal(kind, "float32", 1e-5, case)
 
 
 # PyTorch ------------------------------------------------------------------
@@ -477,21 +452,10 @@ def test_tf_cudnn_equals_generic():
 
 @torch_only
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
-@pytest.mark.parametrize("mask,go_backwards,zero_output,return_sequences", CASES)
-def test_torch_library_equals_generic(
-    monkeypatch, kind, mask, go_backwards, zero_output, return_sequences
-):
+@pytest.mark.parametrize("case", CASES)
+def test_torch_library_equals_generic(monkeypatch, kind, case):
     counter = Counter(monkeypatch, "_torch_rnn")
-    assert_pair_equal(
-        kind,
-        "float32",
-        1e-5,
-        MASKS[mask],
-        return_state=True,
-        return_sequences=return_sequences,
-        go_backwards=go_backwards,
-        zero_output_for_mask=zero_output,
-    )
+    assert_case_equal(kind, "float32", 1e-5, case)
     assert counter.calls > 0
 
 
