@@ -484,6 +484,10 @@ class Recurrent(keras.layers.Layer):
         hoist = self._fused_hoist or (batch is not None and batch <= self._fused_hoist_max_batch)
         return jit, hoist
 
+    def _fused_groups(self, kind, sequences):
+        """Row blocks the JAX loop runs side by side (``fused_rnn.row_groups``)."""
+        return fused_rnn.row_groups(kind, sequences.shape[0], self._fused_row_groups)
+
     def _fused_inputs(self, sequences, training):
         """The inputs in the cell's dtype, with the cell's input dropout (one
         mask for all steps, as the generic loop draws it) in training."""
@@ -505,6 +509,7 @@ class Recurrent(keras.layers.Layer):
         loop_states = list(initial_state)
         jit, hoist = self._fused_options(sequences)
         jit = jit and xla
+        groups = self._fused_groups(kind, sequences)
         if mask is not None:
             out_size = self._output_size()
             loop_states.append(ops.zeros((ops.shape(x)[0], out_size), dtype=dtype))
@@ -530,6 +535,7 @@ class Recurrent(keras.layers.Layer):
                 hoist=hoist,
                 differentiable=bool(training),
                 jit=jit,
+                groups=groups,
             )
             states = list(finals)
             if m is None:
@@ -554,6 +560,7 @@ class Recurrent(keras.layers.Layer):
     _fused_hoist_max_batch = 4
     _fused_inference_kinds = ("gru",)
     _fused_jit = True
+    _fused_row_groups = 2
 
     def _no_steps(self, sequences, loop_states, time_major):
         """What the loop returns for zero steps: zero outputs, same states."""

@@ -140,6 +140,44 @@ def test_projection_hoisted_before_the_loop_equals_generic(key, monkeypatch):
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
 
 
+@pytest.mark.skipif(BACKEND != "jax", reason="row blocks are a JAX loop option")
+@pytest.mark.parametrize("key", list(CELLS))
+def test_rows_in_two_blocks_equal_generic(key, monkeypatch):
+    # Every kind's loop can carry the batch as blocks of rows; holes in the
+    # mask, go_backwards and initial states must come out as from one block.
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((4, 7, 3))
+    fused, generic = make_pair(
+        key, x.shape, return_sequences=True, return_state=True, go_backwards=True
+    )
+    calls = []
+
+    def two(kind, sequences):
+        calls.append(kind)
+        return 2
+
+    monkeypatch.setattr(fused, "_fused_groups", two)
+    assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
+    assert calls  # the fused loop ran with two blocks
+
+
+def test_row_blocks_only_for_the_gru_on_a_jax_cpu():
+    from keras_seqmodels.layers import fused_rnn
+
+    on_jax_cpu = BACKEND == "jax" and __import__("jax").default_backend() == "cpu"
+    assert fused_rnn.row_groups("gru_after", 32, 2) == (2 if on_jax_cpu else 1)
+    assert fused_rnn.row_groups("gru", 16, 2) == (2 if on_jax_cpu else 1)
+    assert fused_rnn.row_groups("gru_after", 15, 2) == 1  # odd batch
+    assert fused_rnn.row_groups("gru_after", 8, 2) == 1  # too few rows a block
+    assert fused_rnn.row_groups("gru_after", None, 2) == 1  # unknown batch
+    assert fused_rnn.row_groups("lstm", 32, 2) == 1
+    assert fused_rnn.row_groups("gru_after", 32, 1) == 1
+    layer = ks.layers.Recurrent(ks.cells.GRUCell(3, reset_after=True))
+    assert layer._fused_groups("gru_after", keras.KerasTensor((32, 10, 3))) == (
+        2 if on_jax_cpu else 1
+    )
+
+
 def test_inference_mode_gradients_equal_generic():
     # The reset-before GRU is the cell whose fused forward also runs in
     # inference; its automatic gradients there must equal the generic loop's.
