@@ -111,11 +111,18 @@ def row_groups(kind, batch, groups):
     """
     if groups <= 1 or kind not in ("gru", "gru_after") or batch is None:
         return 1
-    if keras.backend.backend() != "jax" or batch < 8 * groups or batch % groups:
+    if batch < 8 * groups or batch % groups or not on_jax_cpu():
         return 1
+    return groups
+
+
+def on_jax_cpu():
+    """Whether the backend is JAX and it computes on a CPU."""
+    if keras.backend.backend() != "jax":
+        return False
     import jax
 
-    return groups if jax.default_backend() == "cpu" else 1
+    return jax.default_backend() == "cpu"
 
 
 def cell_params(kind, cell, dtype):

@@ -45,13 +45,15 @@ class Recurrent(keras.layers.Layer):
       step and gate); at batch size 1 to 4 the input product ``x W + b``
       is taken for all steps before the loop. In inference
       (``training=False``) the fused forward runs where it measured faster
-      than the generic loop: the reset-before ``GRUCell`` always, every
-      fused cell when the loop is compiled with XLA (TensorFlow, known
-      length) or at batch size 1 to 4 (JAX); otherwise inference runs the
-      generic loop. It is not used, and the generic loop runs instead, for other cells,
-      other activations, subclasses of these cells, ``unroll=True``,
-      recurrent dropout while training, the PyTorch backend, or
-      ``fused=False``.
+      than the generic loop: every fused cell with JAX on a CPU, the
+      reset-before ``GRUCell`` always, every fused cell when the loop is
+      compiled with XLA (TensorFlow, known length) or at batch size 1 to 4
+      (JAX); otherwise inference runs the generic loop. With JAX on a CPU
+      the GRU's loop carries the batch as two blocks of rows that run on two
+      cores at once (``fused_rnn.row_groups``). It is not used, and the
+      generic loop runs instead, for other cells, other activations,
+      subclasses of these cells, ``unroll=True``, recurrent dropout while
+      training, the PyTorch backend, or ``fused=False``.
     - **Backend library kernels.** Before the fused path, ``LSTMCell``
       (no peepholes) and ``GRUCell(reset_after=True)`` on TensorFlow run
       through cuDNN (``CudnnRNNV3``, packed as Keras's own layers do) when
@@ -458,17 +460,19 @@ class Recurrent(keras.layers.Layer):
         """The fused kernel to run for this call, or ``None``.
 
         ``sequences`` (the call's input) decides the inference case: without
-        it, only the kinds of ``_fused_inference_kinds`` run fused there.
+        it, only the backend's ``_fused_inference_kinds`` run fused there.
         """
         if not self.fused or self.unroll:
             return None
         kind = fused_rnn.fused_kind(self.cell)
         if kind is not None and training and getattr(self.cell, "recurrent_dropout", 0) > 0:
             return None
-        if not training and kind not in self._fused_inference_kinds:
+        where = "jax_cpu" if fused_rnn.on_jax_cpu() else keras.backend.backend()
+        if not training and kind not in self._fused_inference_kinds.get(where, ()):
             # Inference: the fused forward measured faster than the generic
-            # loop only for the reset-before GRU, and for every cell when
-            # compiled with XLA or at a small batch (BENCHMARKS.md).
+            # loop for every cell with JAX on a CPU, for the reset-before GRU
+            # elsewhere, and for every cell when compiled with XLA or at a
+            # small batch (BENCHMARKS.md).
             if sequences is None or not any(self._fused_options(sequences)):
                 return None
         return kind
@@ -558,7 +562,11 @@ class Recurrent(keras.layers.Layer):
     # before the loop (hoist) always, or up to a batch size.
     _fused_hoist = False
     _fused_hoist_max_batch = 4
-    _fused_inference_kinds = ("gru",)
+    _fused_inference_kinds = {
+        "tensorflow": ("gru",),
+        "jax": ("gru",),
+        "jax_cpu": tuple(fused_rnn.BLOCKS),
+    }
     _fused_jit = True
     _fused_row_groups = 2
 

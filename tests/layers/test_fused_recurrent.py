@@ -164,7 +164,7 @@ def test_rows_in_two_blocks_equal_generic(key, monkeypatch):
 def test_row_blocks_only_for_the_gru_on_a_jax_cpu():
     from keras_seqmodels.layers import fused_rnn
 
-    on_jax_cpu = BACKEND == "jax" and __import__("jax").default_backend() == "cpu"
+    on_jax_cpu = fused_rnn.on_jax_cpu()
     assert fused_rnn.row_groups("gru_after", 32, 2) == (2 if on_jax_cpu else 1)
     assert fused_rnn.row_groups("gru", 16, 2) == (2 if on_jax_cpu else 1)
     assert fused_rnn.row_groups("gru_after", 15, 2) == 1  # odd batch
@@ -189,15 +189,19 @@ def test_inference_mode_gradients_equal_generic():
 
 
 @pytest.mark.parametrize("key", ["elman", "lstm", "gru_after", "gated"])
-def test_inference_runs_the_generic_loop_except_reset_before_gru(key):
-    # Without the compiled loop or the small-batch projection, inference
-    # runs the generic loop for every cell but the reset-before GRU.
+def test_inference_path_follows_the_backend(key):
+    # Inference runs the fused forward for every cell with JAX on a CPU;
+    # elsewhere, without the compiled loop or the small-batch projection,
+    # the generic loop for every cell but the reset-before GRU.
+    from keras_seqmodels.layers import fused_rnn
+
     fused, _ = make_pair(key, (2, 3, 3))
+    on_jax = fused_rnn.on_jax_cpu()
     assert fused._fused_kind(True) == KIND.get(key, key)
-    assert fused._fused_kind(False) is None
+    assert fused._fused_kind(False) == (KIND.get(key, key) if on_jax else None)
     wide = keras.KerasTensor((32, None, 3))  # large batch, length unknown
     assert fused._fused_options(wide) == (False, False)
-    assert fused._fused_kind(False, wide) is None
+    assert fused._fused_kind(False, wide) == (KIND.get(key, key) if on_jax else None)
 
 
 def test_fused_options_follow_backend_length_and_batch():
@@ -237,7 +241,8 @@ def test_fused_without_xla_or_hoist_equals_generic(key, training, monkeypatch):
     )
     monkeypatch.setattr(fused, "_fused_jit", False)
     monkeypatch.setattr(fused, "_fused_hoist_max_batch", 0)
-    monkeypatch.setattr(fused, "_fused_inference_kinds", tuple(KIND.get(k, k) for k in CELLS))
+    every = tuple(KIND.get(k, k) for k in CELLS)
+    monkeypatch.setattr(fused, "_fused_inference_kinds", {BACKEND: every, "jax_cpu": every})
     assert fused._fused_options(x) == (False, False)
     assert fused._fused_kind(training, x) == KIND.get(key, key)
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK, training=training)
