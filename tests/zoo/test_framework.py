@@ -164,6 +164,27 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path, monkeypatch):
     assert after["value"] <= best["value"]
 
 
+def test_a_diverged_run_stops_and_keeps_its_best_checkpoint(tmp_path):
+    import keras
+
+    class DivergeInEpochThree(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            if epoch == 2:
+                for var in self.model.trainable_variables:
+                    var.assign(np.full(var.shape, np.nan, var.dtype))
+
+    diverging = framework.Recipe(
+        **{**TINY_RECIPE.__dict__, "callbacks": lambda *a: [DivergeInEpochThree()]}
+    )
+    work = tmp_path / "run"
+    framework.main(diverging, "train", ["--work-dir", str(work), "--verbose", "0", "--epochs", "9"])
+    assert _epochs(work) == [0, 1, 2]  # not 9 epochs of NaN
+    best = json.loads((work / "best.json").read_text())
+    assert best["epoch"] in (1, 2) and np.isfinite(best["value"])
+    model = keras.saving.load_model(work / "best.keras", compile=False)
+    assert all(np.isfinite(w).all() for w in model.get_weights())
+
+
 def test_seeds_and_sweep_select_the_best_run(tmp_path):
     work = tmp_path / "runs"
     framework.main(

@@ -228,6 +228,9 @@ def _fit_one(recipe, args, config, data_dir, work_dir):
         extra = recipe.callbacks(config, work_dir, train_data) if recipe.callbacks else []
         callbacks = [
             *extra,
+            # A diverged run (NaN or infinite loss) stops at once; its best
+            # checkpoint, from before, stays the run's result.
+            keras.callbacks.TerminateOnNaN(),
             Clock(args.time_budget),
             BestCheckpoint(os.path.join(work_dir, "best.keras"), monitor, mode),
             AtomicBackupAndRestore(os.path.join(work_dir, "backup"), delete_checkpoint=False),
