@@ -93,13 +93,14 @@ def row_groups(kind, batch, groups):
     The rows of a batch are independent, so the loop can carry them as
     ``groups`` separate blocks, each with its own recurrent product, in one
     loop body. XLA's CPU runtime runs independent operations of a loop body
-    concurrently, so the blocks' small products then share the cores, where
-    one product of the whole batch runs them one at a time. Measured on a
-    2-core CPU at batch 32 x 256 units (BENCHMARKS.md): 2 blocks make the
-    GRU's training step 7-15% faster (both forms), and change nothing for the
-    LSTM and the Elman cell, whose products are wider or cheaper; so only the
-    GRU kinds use it, on CPU, for an even batch of at least 16 rows. Each
-    row's arithmetic is unchanged, so the results are those of one block.
+    concurrently, so the blocks' products can run on two cores at once.
+    Measured on a 2-core CPU at batch 32 x 100, 128 -> 256 units
+    (``benchmarks/row_groups.py``, BENCHMARKS.md): 2 blocks made the GRU's
+    forward + backward pass 7-15% faster and its inference 27% faster, the
+    LSTM's and the Elman cell's training 0-3%; so only the GRU kinds use it,
+    on CPU, for an even batch of at least 16 rows. With another job busy on
+    the cores, 2 blocks were slower than 1. Each row's arithmetic is
+    unchanged, so the results are those of one block.
 
     Args:
         kind: a key of ``BLOCKS``.
