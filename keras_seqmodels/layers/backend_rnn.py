@@ -1,4 +1,4 @@
-"""Backend library kernels for ``Recurrent`` with an LSTM or reset-after GRU cell.
+"""Backend library kernels for ``Recurrent`` with an LSTM, reset-after GRU or Elman cell.
 
 ``Recurrent`` hands a call to ``run`` first; ``run`` either computes the
 layer's result with a fused kernel of the backend's own library or returns
@@ -23,16 +23,18 @@ layer's result with a fused kernel of the backend's own library or returns
   replace ``CudnnRNNV3`` by a plain TensorFlow version of cuDNN's
   equations, so the packing, the lengths, the state handling and the
   fallback are tested against the generic loop on CPU.
-- **PyTorch, LSTM and reset-after GRU:** ``torch.lstm`` / ``torch.gru`` (the
-  functions behind ``torch.nn.LSTM`` / ``torch.nn.GRU``: native code on CPU,
-  cuDNN on a CUDA device), with a right-padded mask through
+- **PyTorch, LSTM, reset-after GRU and Elman:** ``torch.lstm`` /
+  ``torch.gru`` / ``torch.rnn_tanh`` (the functions behind ``torch.nn.LSTM``
+  / ``torch.nn.GRU`` / ``torch.nn.RNN``: native code on CPU, cuDNN on a CUDA
+  device), with a right-padded mask through
   ``torch.nn.utils.rnn.pack_padded_sequence``.
 
 Which cells qualify (``kind``): exactly ``LSTMCell`` without peepholes and
-``GRUCell(reset_after=True)`` (not subclasses), with ``tanh`` and
-``sigmoid``, float32 or float64 (float32 only on the GPU for JAX), no
-recurrent dropout while training (input dropout is applied to the inputs
-before the kernel, with the cell's mask), ``unroll=False``, ``fused=True``.
+``GRUCell(reset_after=True)`` (not subclasses), and on PyTorch also
+``ElmanCell``, with ``tanh`` and ``sigmoid``, float32 or float64 (float32
+only on the GPU for JAX), no recurrent dropout while training (input
+dropout is applied to the inputs before the kernel, with the cell's mask),
+``unroll=False``, ``fused=True``.
 
 Masks: the kernels take one length per sequence, so they give the generic
 loop's result for right-padded masks (each row some True steps, then only
@@ -67,7 +69,8 @@ _DTYPES = ("float32", "float64")
 
 
 def kind(layer, training):
-    """The library kernel for this layer and call, ``"lstm"``, ``"gru"`` or ``None``."""
+    """The library kernel for this layer and call: ``"lstm"``, ``"gru"``,
+    ``"rnn_tanh"`` (the Elman cell, PyTorch only) or ``None``."""
     from keras_seqmodels.layers import fused_rnn
 
     if not layer.fused or layer.unroll:
@@ -76,8 +79,10 @@ def kind(layer, training):
     if backend not in ("jax", "torch", "tensorflow"):
         return None
     cell = layer.cell
-    name = {"lstm": "lstm", "gru_after": "gru"}.get(fused_rnn.cell_kind(cell))
+    name = {"lstm": "lstm", "gru_after": "gru", "elman": "rnn_tanh"}.get(fused_rnn.cell_kind(cell))
     if name is None or (name == "lstm" and cell.use_peepholes):
+        return None
+    if name == "rnn_tanh" and backend != "torch":
         return None
     if training and getattr(cell, "recurrent_dropout", 0) > 0:
         return None
@@ -419,7 +424,7 @@ def _torch_rnn(name, cell, x, states, mask, go_backwards, zero_output):
     has_bias = bias is not None
     init = list(states)
     hx = [s.unsqueeze(0).contiguous() for s in init]
-    op = torch.lstm if name == "lstm" else torch.gru
+    op = {"lstm": torch.lstm, "gru": torch.gru, "rnn_tanh": torch.rnn_tanh}[name]
     hx_arg = tuple(hx) if name == "lstm" else hx[0]
     x_in, lengths = _prepare(x, mask, go_backwards)
     # ``train``: cuDNN keeps what its backward pass needs only in training

@@ -61,9 +61,10 @@ class Recurrent(keras.layers.Layer):
       ``jax.experimental.rnn.lstm``
       (cuDNN) when JAX runs on a GPU in float32 and the call trains (in
       inference the generic loop measured faster there;
-      ``jax.experimental.rnn`` has no GRU), and ``LSTMCell`` (no peepholes) and
-      ``GRUCell(reset_after=True)`` on PyTorch run through ``torch.lstm`` /
-      ``torch.gru`` (native code on CPU, cuDNN on CUDA); same conditions as
+      ``jax.experimental.rnn`` has no GRU), and ``LSTMCell`` (no peepholes),
+      ``GRUCell(reset_after=True)`` and ``ElmanCell`` on PyTorch run through
+      ``torch.lstm`` / ``torch.gru`` / ``torch.rnn_tanh`` (native code on
+      CPU, cuDNN on CUDA); same conditions as
       the fused path, float32 or float64, and a right-padded mask or none
       (a mask with holes runs the loops above). The results are the generic
       loop's. See ``keras_seqmodels.layers.backend_rnn``.

@@ -68,6 +68,8 @@ def make_pair(kind, dtype, seed=0, cell_kw=None, **layer_kw):
             kw["activation"] = exact_tanh()
         if kind == "lstm":
             cell = ks.cells.LSTMCell(5, dtype=dtype, **kw)
+        elif kind == "elman":
+            cell = ks.cells.ElmanCell(5, dtype=dtype, **kw)
         else:
             cell = ks.cells.GRUCell(5, reset_after=True, dtype=dtype, **kw)
         layer = ks.layers.Recurrent(cell, fused=fused, dtype=dtype, **layer_kw)
@@ -452,7 +454,7 @@ def test_tf_cudnn_equals_generic():
 
 
 @torch_only
-@pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize("kind", ["lstm", "gru", "elman"])
 @pytest.mark.parametrize("case", CASES)
 def test_torch_library_equals_generic(monkeypatch, kind, case):
     counter = Counter(monkeypatch, "_torch_rnn")
@@ -461,7 +463,7 @@ def test_torch_library_equals_generic(monkeypatch, kind, case):
 
 
 @torch_only
-@pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize("kind", ["lstm", "gru", "elman"])
 def test_torch_without_bias_and_default_states(monkeypatch, kind):
     counter = Counter(monkeypatch, "_torch_rnn")
     fused, generic = make_pair(
@@ -511,7 +513,9 @@ def test_torch_kind():
     assert kind(ks.cells.GRUCell(3)) == "gru"
     assert kind(ks.cells.GRUCell(3, reset_after=False)) is None
     assert kind(ks.cells.LSTMCell(3, use_peepholes=True)) is None
-    assert kind(ks.cells.ElmanCell(3)) is None
+    assert kind(ks.cells.ElmanCell(3)) == "rnn_tanh"
+    assert kind(ks.cells.ElmanCell(3, activation="relu")) is None
+    assert kind(ks.cells.ElmanCell(3, recurrent_dropout=0.5), training=True) is None
     assert kind(ks.cells.GRUCell(3, recurrent_dropout=0.5), training=True) is None
     assert kind(ks.cells.GRUCell(3, dtype="float16")) is None
 
