@@ -5,8 +5,9 @@ with respect to the weights, under ``jax.jit``) and one inference pass of
 ``Recurrent(<cell>)`` with its batch carried as 1, 2, 4, ... blocks of rows
 (``keras_seqmodels.layers.fused_rnn.row_groups``), and of Keras's own layer,
 all in one process, in turns; prints the medians and the ratios to Keras.
-The package uses 2 blocks for the GRU on a CPU (an even batch of 16 rows
-or more), from these timings on a 2-core CPU (BENCHMARKS.md).
+The package uses 2 blocks for the GRU and the LSTM on a CPU when the batch
+is small (even, 16 rows or more, batch x units at most 16384), from these
+timings on a 2-core CPU (BENCHMARKS.md).
 
     KERAS_BACKEND=jax python benchmarks/row_groups.py --cell GRU --shape 32,100,128,256
 """

@@ -28,9 +28,9 @@ runs as one compiled kernel, instead of one graph operation per gate and
 step, which is what a graph-mode loop spends most of its time on at small
 batch sizes.
 
-On a CPU, the JAX loop of the GRU carries the batch as two blocks of rows
-with a recurrent product each (``row_groups``), which XLA runs on two cores
-at once.
+On a CPU, the JAX loop of the GRU and the LSTM carries a small batch as two
+blocks of rows with a recurrent product each (``row_groups``), which XLA
+runs on two cores at once.
 
 Masks: a step whose mask is False keeps the states (``h(t) = h(t-1)``); the
 loop returns the states after that selection, and the runner derives the
@@ -87,34 +87,38 @@ def cell_kind(cell):
     return None
 
 
-def row_groups(kind, batch, groups):
+def row_groups(kind, batch, units, groups):
     """How many blocks of rows the JAX loop runs side by side in each step.
 
     The rows of a batch are independent, so the loop can carry them as
     ``groups`` separate blocks, each with its own recurrent product, in one
     loop body. XLA's CPU runtime runs independent operations of a loop body
     concurrently, so the blocks' products can run on two cores at once.
-    Measured on a 2-core CPU at batch 32 x 100, 128 -> 256 units
-    (``benchmarks/row_groups.py``, BENCHMARKS.md): 2 blocks made the GRU's
-    forward + backward pass 7-15% faster and its inference 27% faster, the
-    LSTM's and the Elman cell's training 0-3%; so only the GRU kinds use it,
-    on CPU, for an even batch of at least 16 rows. With another job busy on
-    the cores, 2 blocks were slower than 1. Each row's arithmetic is
-    unchanged, so the results are those of one block.
+    Measured on a 2-core CPU (``benchmarks/row_groups.py``, BENCHMARKS.md):
+    at batch 32 x 100, 128 -> 256 units, 2 blocks made the GRU's forward +
+    backward pass 7-15% faster and its inference 27% faster, the LSTM's
+    inference 12-20% faster and its training 0-5%; at batch 128 x 512 units
+    they lost 3-4% (the products are large enough for both cores), and the
+    Elman cell gained nothing in training. So the GRU kinds and the LSTM use
+    2 blocks on a CPU for an even batch of at least 16 rows with batch x
+    units at most 16384. With another job busy on the cores, 2 blocks were
+    slower than 1. Each row's arithmetic is unchanged, so the results are
+    those of one block.
 
     Args:
         kind: a key of ``BLOCKS``.
         batch: the static batch size, or ``None``.
+        units: the cell's state width.
         groups: the number of blocks wanted.
 
     Returns:
         ``groups`` where it applies, else 1.
     """
-    if groups <= 1 or kind not in ("gru", "gru_after") or batch is None:
+    if groups <= 1 or kind not in ("gru", "gru_after", "lstm") or batch is None:
         return 1
-    if batch < 8 * groups or batch % groups or not on_jax_cpu():
+    if batch < 8 * groups or batch % groups or batch * units > 16384:
         return 1
-    return groups
+    return groups if on_jax_cpu() else 1
 
 
 def on_jax_cpu():

@@ -49,11 +49,11 @@ class Recurrent(keras.layers.Layer):
       reset-before ``GRUCell`` always, every fused cell when the loop is
       compiled with XLA (TensorFlow, known length) or at batch size 1 to 4
       (JAX); otherwise inference runs the generic loop. With JAX on a CPU
-      the GRU's loop carries the batch as two blocks of rows that run on two
-      cores at once (``fused_rnn.row_groups``). It is not used, and the
-      generic loop runs instead, for other cells, other activations,
-      subclasses of these cells, ``unroll=True``, recurrent dropout while
-      training, the PyTorch backend, or ``fused=False``.
+      the GRU's and the LSTM's loop carry a small batch as two blocks of
+      rows that run on two cores at once (``fused_rnn.row_groups``). It is
+      not used, and the generic loop runs instead, for other cells, other
+      activations, subclasses of these cells, ``unroll=True``, recurrent
+      dropout while training, the PyTorch backend, or ``fused=False``.
     - **Backend library kernels.** Before the fused path, ``LSTMCell``
       (no peepholes) and ``GRUCell(reset_after=True)`` on TensorFlow run
       through cuDNN (``CudnnRNNV3``, packed as Keras's own layers do) when
@@ -491,7 +491,8 @@ class Recurrent(keras.layers.Layer):
 
     def _fused_groups(self, kind, sequences):
         """Row blocks the JAX loop runs side by side (``fused_rnn.row_groups``)."""
-        return fused_rnn.row_groups(kind, sequences.shape[0], self._fused_row_groups)
+        batch, units = sequences.shape[0], self.cell.units
+        return fused_rnn.row_groups(kind, batch, units, self._fused_row_groups)
 
     def _fused_inputs(self, sequences, training):
         """The inputs in the cell's dtype, with the cell's input dropout (one

@@ -161,21 +161,22 @@ def test_rows_in_two_blocks_equal_generic(key, monkeypatch):
     assert calls  # the fused loop ran with two blocks
 
 
-def test_row_blocks_only_for_the_gru_on_a_jax_cpu():
+def test_row_blocks_for_small_gru_and_lstm_batches_on_a_jax_cpu():
     from keras_seqmodels.layers import fused_rnn
 
-    on_jax_cpu = fused_rnn.on_jax_cpu()
-    assert fused_rnn.row_groups("gru_after", 32, 2) == (2 if on_jax_cpu else 1)
-    assert fused_rnn.row_groups("gru", 16, 2) == (2 if on_jax_cpu else 1)
-    assert fused_rnn.row_groups("gru_after", 15, 2) == 1  # odd batch
-    assert fused_rnn.row_groups("gru_after", 8, 2) == 1  # too few rows a block
-    assert fused_rnn.row_groups("gru_after", None, 2) == 1  # unknown batch
-    assert fused_rnn.row_groups("lstm", 32, 2) == 1
-    assert fused_rnn.row_groups("gru_after", 32, 1) == 1
-    layer = ks.layers.Recurrent(ks.cells.GRUCell(3, reset_after=True))
-    assert layer._fused_groups("gru_after", keras.KerasTensor((32, 10, 3))) == (
-        2 if on_jax_cpu else 1
-    )
+    two = 2 if fused_rnn.on_jax_cpu() else 1
+    assert fused_rnn.row_groups("gru_after", 32, 256, 2) == two
+    assert fused_rnn.row_groups("gru", 16, 256, 2) == two
+    assert fused_rnn.row_groups("lstm", 64, 256, 2) == two
+    assert fused_rnn.row_groups("lstm", 128, 512, 2) == 1  # products large enough
+    assert fused_rnn.row_groups("gru_after", 15, 256, 2) == 1  # odd batch
+    assert fused_rnn.row_groups("gru_after", 8, 256, 2) == 1  # too few rows a block
+    assert fused_rnn.row_groups("gru_after", None, 256, 2) == 1  # unknown batch
+    assert fused_rnn.row_groups("elman", 32, 256, 2) == 1
+    assert fused_rnn.row_groups("gru_after", 32, 256, 1) == 1
+    layer = ks.layers.Recurrent(ks.cells.GRUCell(256, reset_after=True))
+    assert layer._fused_groups("gru_after", keras.KerasTensor((32, 10, 3))) == two
+    assert layer._fused_groups("gru_after", keras.KerasTensor((128, 10, 3))) == 1
 
 
 def test_inference_mode_gradients_equal_generic():
