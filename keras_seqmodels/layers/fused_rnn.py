@@ -464,10 +464,12 @@ def _jax_kernel(kind, has_mask, unroll, groups=1):
     def run_fwd(z, states, params, mask):
         finals, ys = forward(z, states, params, mask, save=True)
         h_seq, c_seq = sequences(ys, True)
-        return (h_seq, finals), (z, states, params, mask, h_seq, c_seq, ys)
+        # Per row block, only the gate values: the states are in h_seq/c_seq.
+        saved = tuple(y[1] for y in ys)
+        return (h_seq, finals), (z, states, params, mask, h_seq, c_seq, saved)
 
     def run_bwd(res, cts):
-        z, states, params, mask, h_seq, c_seq, ys = res
+        z, states, params, mask, h_seq, c_seq, saved = res
         dh_seq, dfinals = cts
         prepared = _prepare(kind, params)
         h0 = states[0]
@@ -492,7 +494,6 @@ def _jax_kernel(kind, has_mask, unroll, groups=1):
         def blocks(a):
             return None if a is None else split(a)
 
-        saved = tuple(y[1] for y in ys)
         xs = (
             split(dh_seq),
             saved,
@@ -510,11 +511,7 @@ def _jax_kernel(kind, has_mask, unroll, groups=1):
         grads = _weight_grads(kind, params, da, h_seq, h0, c_seq, c0, saved_all)
         dz, input_grads = _input_grads(params, z, da)
         grads.update(input_grads)
-        dh0 = jnp.concatenate([b[0] for b in dstate_blocks], axis=0)
-        if two_states:
-            dstates = (dh0, jnp.concatenate([b[1] for b in dstate_blocks], axis=0))
-        else:
-            dstates = (dh0,)
+        dstates = join_states(tuple(b[: len(states)] for b in dstate_blocks))
         dmask = None if mask is None else jnp.zeros_like(mask)
         return dz, dstates, {k: grads[k] for k in params}, dmask
 
