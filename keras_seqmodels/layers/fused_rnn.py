@@ -551,11 +551,16 @@ def _tf_scans(kind, n_states, has_mask, save, jit):
         return tf.scan(step, xs, initializer=init)
 
     def backward(xs, init, params):
+        # A while loop rather than tf.scan: only dA is stacked (tf.scan would
+        # stack dh and dc too), and the final carry is the states' gradient.
         prepared = _prepare(kind, params)
         n_saved = len(xs) - 3 - (2 if two_states else 0) - (1 if has_mask else 0)
+        steps = tf.shape(xs[0])[0]
+        das = tf.TensorArray(init[-1].dtype, size=steps, element_shape=init[-1].shape)
 
-        def step(acc, x):
-            dh, dc = acc[0], acc[1] if two_states else None
+        def body(i, dh, dc, das):
+            t = steps - 1 - i
+            x = [a[t] for a in xs]
             dh_t, hp, h_t = x[0], x[1], x[2]
             saved_t = tuple(x[3 : 3 + n_saved])
             rest = x[3 + n_saved :]
@@ -564,9 +569,15 @@ def _tf_scans(kind, n_states, has_mask, save, jit):
             dh_prev, dc_prev, da = _backward_step(
                 kind, dh + dh_t, dc, saved_t, hp, cp, h_t, c_t, m_t, prepared, nonlinear[0]
             )
-            return (dh_prev, dc_prev, da) if two_states else (dh_prev, da)
+            if not two_states:
+                dc_prev = dc
+            return i + 1, dh_prev, dc_prev, das.write(t, da)
 
-        return tf.scan(step, xs, initializer=init, reverse=True)
+        dc0 = init[1] if two_states else tf.zeros([], init[0].dtype)
+        _, dh, dc, das = tf.while_loop(
+            lambda i, *_: i < steps, body, (tf.constant(0), init[0], dc0, das)
+        )
+        return (dh, dc, das.stack()) if two_states else (dh, das.stack())
 
     if jit:
         forward = tf.function(forward, jit_compile=True, autograph=False)
@@ -636,10 +647,9 @@ def _tf_loop(kind, z, states, params, mask, differentiable, jit=False):
             da0 = tf.zeros(tf.concat([tf.shape(h0)[:1], [k * h0.shape[-1]]], 0), h0.dtype)
             init = (dfin[0], dfin[1], da0) if two_states else (dfin[0], da0)
             backward = _tf_scans(kind, n_states, has_mask, True, jit)[1]
-            seqs = backward(tuple(xs), init, pr)
-            da = seqs[-1]
-            dh0 = seqs[0][0]
-            dstates = [dh0] + ([seqs[1][0]] if two_states else [])
+            result = backward(tuple(xs), init, pr)
+            da = result[-1]
+            dstates = list(result[:-1])
             grads = _weight_grads(kind, pr, da, h_seq, h0, c_seq, c0, gates)
             dz, input_grads = _input_grads(pr, z, da)
             grads.update(input_grads)
