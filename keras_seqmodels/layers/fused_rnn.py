@@ -381,6 +381,8 @@ def recurrent_loop(
     """
     backend = keras.backend.backend()
     params = dict(params)
+    if backend == "tensorflow":
+        return _tf_loop(kind, x, tuple(states), params, mask, differentiable, jit, hoist)
     if hoist:
         width = params["W"].shape[-1]
         z = ops.matmul(ops.reshape(x, (-1, x.shape[-1])), params.pop("W"))
@@ -390,8 +392,6 @@ def recurrent_loop(
     if backend == "jax":
         kernel = _jax_kernel(kind, mask is not None, unroll, groups)
         return kernel(x, tuple(states), params, mask)
-    if backend == "tensorflow":
-        return _tf_loop(kind, x, tuple(states), params, mask, differentiable, jit)
     raise NotImplementedError(f"recurrent_loop: no fused kernel for the {backend} backend")
 
 
@@ -542,6 +542,10 @@ def _tf_scans(kind, n_states, has_mask, save, jit):
         def step(acc, xs_t):
             carry = acc[:n_states]
             z_t, m_t = xs_t if has_mask else (xs_t, None)
+            if isinstance(z_t, (tuple, list)):
+                # Projected per gate (see _tf_loop's hoist); XLA reads the
+                # slices of this concatenation from the parts themselves.
+                z_t = tf.concat(list(z_t), axis=-1)
             z_t = _project(z_t, params)
             new, saved = _forward_step(kind, z_t, carry, prepared, *nonlinear)
             if has_mask:
@@ -585,7 +589,13 @@ def _tf_scans(kind, n_states, has_mask, save, jit):
     return forward, backward
 
 
-def _tf_loop(kind, z, states, params, mask, differentiable, jit=False):
+def _tf_loop(kind, z, states, params, mask, differentiable, jit=False, hoist=False):
+    """The TensorFlow kernel. With ``hoist`` the input projection of all
+    steps is computed before the loop as one product per gate, and the loop
+    reads each gate's ``(time, batch, units)`` sequence: an XLA loop that
+    reads column slices of one ``(time, batch, k units)`` sequence runs its
+    step's element-wise work several times slower. The gradient is that of
+    the in-loop projection (``dW = X^T dA`` after the loop)."""
     import tensorflow as tf
 
     two_states = kind == "lstm"
@@ -596,6 +606,18 @@ def _tf_loop(kind, z, states, params, mask, differentiable, jit=False):
 
     def forward(z, states, params, mask, save=True, custom=False):
         run_scan = _tf_scans(kind, n_states, has_mask, save, jit)[0]
+        if hoist and "W" in params:
+            params = dict(params)
+            w, b = params.pop("W"), params.pop("b", None)
+            n = states[0].shape[-1]
+            flat = tf.reshape(z, [-1, z.shape[-1]])
+            parts = []
+            for g in range(BLOCKS[kind]):
+                p = tf.matmul(flat, w[:, g * n : (g + 1) * n])
+                if b is not None:
+                    p = p + b[g * n : (g + 1) * n]
+                parts.append(tf.reshape(p, tf.concat([tf.shape(z)[:2], [n]], 0)))
+            z = tuple(parts)
         init = tuple(states)
         if save:
             init += tuple(tf.zeros_like(states[0]) for _ in range(n_saved))

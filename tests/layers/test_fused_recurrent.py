@@ -131,12 +131,17 @@ def test_input_dropout_takes_the_fused_path_with_the_same_masks(key):
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), None, training=True)
 
 
-@pytest.mark.parametrize("key", ["lstm_peep", "gru"])
-def test_projection_hoisted_before_the_loop_equals_generic(key, monkeypatch):
+@pytest.mark.parametrize("key", list(CELLS))
+@pytest.mark.parametrize("xla", [True, False])
+def test_projection_hoisted_before_the_loop_equals_generic(key, xla, monkeypatch):
+    # TensorFlow projects each gate separately before the loop; every kind
+    # must put the parts back in its own gate order.
     rng = np.random.default_rng(9)
     x = rng.standard_normal((4, 7, 3))
     fused, generic = make_pair(key, x.shape, return_sequences=True, return_state=True)
     monkeypatch.setattr(fused, "_fused_hoist", True)
+    monkeypatch.setattr(fused, "_fused_jit", xla)
+    assert fused._fused_options(x) == (xla and BACKEND == "tensorflow", True)
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
 
 
