@@ -5,9 +5,11 @@ or without peepholes), ``GRUCell`` (both forms) and ``GatedCell`` with their
 standard non-linearities (see ``fused_kind``). The runner calls
 ``recurrent_loop`` with the time-major input; the loop takes the input
 projection ``x(t) W + b`` one step at a time, or (``hoist``, which the runner
-picks at small batch sizes) computes ``Z = X W + b`` for all steps as one
-matrix product before the loop, which then carries only the recurrent
-product.
+picks at small batch sizes) computes ``Z = X W + b`` for all steps before
+the loop, one large product per gate, so the loop carries only the recurrent
+product. The loop reads each gate's ``(time, batch, units)`` sequence: an
+XLA loop that reads column slices of one ``(time, batch, k units)`` sequence
+ran its element-wise work several times slower on a CPU.
 
 The backward pass is written out: a reverse loop carries only ``dh`` (and
 ``dc``) and emits, per step, the gradient of the gate pre-activations
@@ -360,9 +362,9 @@ def recurrent_loop(
         params: dict from ``cell_params``.
         mask: optional boolean ``(time, batch, 1)``.
         unroll: steps per loop iteration (JAX).
-        hoist: compute ``x W + b`` for all steps before the loop instead of
-            one step at a time inside it (the gradients are single products
-            over all steps either way).
+        hoist: compute ``x W + b`` for all steps before the loop (one
+            product per gate) instead of one step at a time inside it (the
+            gradients are single products over all steps either way).
         differentiable: False runs a forward loop that keeps no gate values
             (TensorFlow). Without ``jit`` its gradients come from automatic
             differentiation of that loop; with ``jit`` the custom gradient
@@ -383,14 +385,8 @@ def recurrent_loop(
     params = dict(params)
     if backend == "tensorflow":
         return _tf_loop(kind, x, tuple(states), params, mask, differentiable, jit, hoist)
-    if hoist:
-        width = params["W"].shape[-1]
-        z = ops.matmul(ops.reshape(x, (-1, x.shape[-1])), params.pop("W"))
-        if "b" in params:
-            z = z + params.pop("b")
-        x = ops.reshape(z, ops.shape(x)[:2] + (width,))
     if backend == "jax":
-        kernel = _jax_kernel(kind, mask is not None, unroll, groups)
+        kernel = _jax_kernel(kind, mask is not None, unroll, groups, hoist)
         return kernel(x, tuple(states), params, mask)
     raise NotImplementedError(f"recurrent_loop: no fused kernel for the {backend} backend")
 
@@ -399,9 +395,10 @@ def recurrent_loop(
 
 
 @functools.cache
-def _jax_kernel(kind, has_mask, unroll, groups=1):
+def _jax_kernel(kind, has_mask, unroll, groups=1, hoist=False):
     """The loop of ``kind`` on JAX; ``groups`` > 1 runs that many blocks of
-    rows side by side in each step (see ``row_groups``)."""
+    rows side by side in each step (see ``row_groups``); ``hoist`` projects
+    the input before the loop, one product per gate, as on TensorFlow."""
     import jax
     from jax import lax
 
@@ -429,13 +426,28 @@ def _jax_kernel(kind, has_mask, unroll, groups=1):
             return tuple(blocks[0])
         return tuple(jnp.concatenate(parts, axis=0) for parts in zip(*blocks))
 
+    def project(z, params):
+        # The per-gate projections (time, batch, units) of all steps.
+        w, b = params["W"], params.get("b")
+        n = params["U"].shape[0]
+        parts = []
+        for g in range(BLOCKS[kind]):
+            p = jnp.einsum("tbf,fu->tbu", z, w[:, g * n : (g + 1) * n])
+            parts.append(p if b is None else p + b[g * n : (g + 1) * n])
+        return tuple(parts)
+
     def forward(z, states, params, mask, save):
+        if hoist and "W" in params:
+            z = project(z, params)
+            params = {k: v for k, v in params.items() if k not in ("W", "b")}
         prepared = _prepare(kind, params)
 
         def step(carry, xs):
             new_carry, ys = [], []
             for g in range(groups):
                 z_t, m_t = (xs[0][g], xs[1][g]) if has_mask else (xs[g], None)
+                if isinstance(z_t, tuple):
+                    z_t = jnp.concatenate(z_t, axis=-1)
                 z_t = _project(z_t, params)
                 new, saved = _forward_step(kind, z_t, carry[g], prepared, *nonlinear)
                 if has_mask:
@@ -445,7 +457,8 @@ def _jax_kernel(kind, has_mask, unroll, groups=1):
                 ys.append((out, saved) if save else out)
             return tuple(new_carry), tuple(ys)
 
-        xs = (split(z), split(mask)) if has_mask else split(z)
+        zs = split(z) if not isinstance(z, tuple) else tuple(zip(*(split(p) for p in z)))
+        xs = (zs, split(mask)) if has_mask else zs
         finals, ys = lax.scan(step, split_states(states), xs, unroll=unroll)
         # ys: per row block, ((h_seq, c_seq), saved) or (h_seq, c_seq).
         return join_states(finals), ys
