@@ -1,0 +1,80 @@
+"""The recurrent benchmark's merging of repeated worker processes."""
+
+import importlib.util
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def load_benchmark():
+    path = os.path.join(ROOT, "benchmarks", "rnn_throughput.py")
+    spec = importlib.util.spec_from_file_location("rnn_throughput", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def row(model, process, train, infer, backend="jax", cell="GRU"):
+    return dict(
+        backend=backend,
+        config="b32_t100_128to256",
+        cell=cell,
+        model=model,
+        train_tok_s=train,
+        infer_tok_s=infer,
+        train_tok_s_best=train,
+        infer_tok_s_best=infer,
+        process=process,
+    )
+
+
+def test_rows_of_several_processes_merge_to_medians_and_per_process_ratios():
+    bench = load_benchmark()
+    rows = []
+    # Keras's own speed moves between processes; ours moves with it.
+    for process, keras_train, ours_train in ((1, 40.0, 56.0), (2, 50.0, 60.0), (3, 45.0, 58.5)):
+        rows.append(row("keras", process, keras_train, 100.0))
+        rows.append(row("ours", process, ours_train, 110.0))
+        rows.append(row("ours_generic", process, 30.0, 90.0))
+    merged = {r["model"]: r for r in bench.merge(rows)}
+    assert set(merged) == {"keras", "ours", "ours_generic"}
+    assert merged["keras"]["train_tok_s"] == 45.0
+    assert merged["ours"]["train_tok_s"] == 58.5
+    assert merged["ours"]["processes"] == 3
+    assert merged["ours"]["train_vs_keras"] == [56.0 / 40.0, 60.0 / 50.0, 58.5 / 45.0]
+    assert merged["ours"]["infer_vs_keras"] == [1.1, 1.1, 1.1]
+    line = [x for x in bench.table(list(merged.values())).splitlines() if "| GRU | jax |" in x][0]
+    # The median of the per-process ratios (1.30), not 58.5 / 45.0 of the medians.
+    assert "**1.30** (1.20-1.40)" in line
+    assert "**1.10** (1.10-1.10)" in line
+
+
+def test_a_single_process_keeps_its_rows_and_the_plain_ratio():
+    bench = load_benchmark()
+    rows = [row("keras", 7, 40.0, 100.0), row("ours", 7, 52.0, 105.0)]
+    assert bench.merge(rows) == rows
+    line = [x for x in bench.table(rows).splitlines() if "| GRU | jax |" in x][0]
+    assert "**1.30** |" in line and "**1.05** |" in line
+
+
+def test_files_without_a_process_field_count_as_one_process_each(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    paths = []
+    for i, (keras_train, ours_train) in enumerate(((40.0, 52.0), (50.0, 70.0))):
+        rows = [row("keras", None, keras_train, 100.0), row("ours", None, ours_train, 100.0)]
+        for r in rows:
+            del r["process"]
+        path = tmp_path / f"part{i}.json"
+        path.write_text(json.dumps({"meta": {}, "results": rows}))
+        paths.append(str(path))
+    out = tmp_path / "all.json"
+    script = os.path.join(ROOT, "benchmarks", "rnn_throughput.py")
+    cmd = [sys.executable, script, "--combine", *paths, "--out", str(out)]
+    printed = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    ours = [r for r in json.loads(out.read_text())["results"] if r["model"] == "ours"]
+    assert len(ours) == 1 and ours[0]["processes"] == 2
+    assert ours[0]["train_vs_keras"] == [1.3, 1.4]
+    assert "**1.35** (1.30-1.40)" in printed
