@@ -143,6 +143,15 @@ def padded_lengths(cfg, seed=0):
     return lengths
 
 
+def keras_backend(worker, torch_keras=False):
+    """The Keras backend a worker runs: its own; for the torch worker, torch
+    with ``--torch-keras`` (Keras models timed there too), else whatever is
+    set (that worker times only ``torch.nn``)."""
+    if worker == "torch":
+        return "torch" if torch_keras else os.environ.get("KERAS_BACKEND", "tensorflow")
+    return worker
+
+
 def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_keras=False,
                masked=False, torch_device="cpu"):  # fmt: skip
     import numpy as np
@@ -152,6 +161,15 @@ def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_ke
 
         torch.set_num_threads(torch_threads)
     import keras
+
+    expected = keras_backend(backend, torch_keras)
+    if backend != "torch" or torch_keras:
+        if keras.backend.backend() != expected:
+            raise SystemExit(
+                f"rnn_throughput: the {backend} worker found Keras on the "
+                f"{keras.backend.backend()} backend (Keras was imported before the "
+                f"worker set KERAS_BACKEND={expected})."
+            )
 
     rows = []
     for cfg_name in configs:
@@ -227,6 +245,7 @@ def meta(backend):
         import keras
 
         info["keras"] = keras.__version__
+        info["keras_backend"] = keras.backend.backend()
     except ImportError:
         pass
     if backend == "tensorflow":
@@ -390,6 +409,10 @@ def main():
     configs, cells = args.configs.split(","), args.cells.split(",")
 
     if args.worker:
+        # Keras reads its backend when first imported (below, in the worker):
+        # a worker runs on the backend it is named for, whatever the caller's
+        # environment or ~/.keras/keras.json says.
+        os.environ["KERAS_BACKEND"] = keras_backend(args.worker, args.torch_keras)
         threads = int(args.torch_threads.split(",")[0])
         masks = args.masks.split(",")
         if not set(masks) <= {"none", "padded"}:

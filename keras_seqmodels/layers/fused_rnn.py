@@ -319,6 +319,28 @@ def _project(x_t, params):
     return z + params["b"] if "b" in params else z
 
 
+def _project_gates(kind, x, params):
+    """``x W + b`` of all steps as one product per gate, before a loop.
+
+    Returns the ``(time, batch, units)`` parts in the gate order of ``W`` and
+    the parameters without ``W`` and ``b``; the loop concatenates one step's
+    parts, which XLA reads back from the parts themselves (reading column
+    slices of one ``(time, batch, k units)`` sequence ran a CPU loop's
+    element-wise work several times slower).
+    """
+    params = dict(params)
+    w, b = params.pop("W"), params.pop("b", None)
+    n = params["U"].shape[0]
+    flat = ops.reshape(x, (-1, x.shape[-1]))
+    parts = []
+    for g in range(BLOCKS[kind]):
+        part = ops.matmul(flat, w[:, g * n : (g + 1) * n])
+        if b is not None:
+            part = part + b[g * n : (g + 1) * n]
+        parts.append(ops.reshape(part, ops.shape(x)[:2] + (n,)))
+    return tuple(parts), params
+
+
 def _input_grads(params, x, da):
     """``dX = dA W^T``, ``dW = X^T dA``, ``db = sum dA`` (single products), or
     ``dZ = dA`` when the input was already projected."""
@@ -426,20 +448,9 @@ def _jax_kernel(kind, has_mask, unroll, groups=1, hoist=False):
             return tuple(blocks[0])
         return tuple(jnp.concatenate(parts, axis=0) for parts in zip(*blocks))
 
-    def project(z, params):
-        # The per-gate projections (time, batch, units) of all steps.
-        w, b = params["W"], params.get("b")
-        n = params["U"].shape[0]
-        parts = []
-        for g in range(BLOCKS[kind]):
-            p = jnp.einsum("tbf,fu->tbu", z, w[:, g * n : (g + 1) * n])
-            parts.append(p if b is None else p + b[g * n : (g + 1) * n])
-        return tuple(parts)
-
     def forward(z, states, params, mask, save):
         if hoist and "W" in params:
-            z = project(z, params)
-            params = {k: v for k, v in params.items() if k not in ("W", "b")}
+            z, params = _project_gates(kind, z, params)
         prepared = _prepare(kind, params)
 
         def step(carry, xs):
@@ -604,11 +615,8 @@ def _tf_scans(kind, n_states, has_mask, save, jit):
 
 def _tf_loop(kind, z, states, params, mask, differentiable, jit=False, hoist=False):
     """The TensorFlow kernel. With ``hoist`` the input projection of all
-    steps is computed before the loop as one product per gate, and the loop
-    reads each gate's ``(time, batch, units)`` sequence: an XLA loop that
-    reads column slices of one ``(time, batch, k units)`` sequence runs its
-    step's element-wise work several times slower. The gradient is that of
-    the in-loop projection (``dW = X^T dA`` after the loop)."""
+    steps is computed before the loop (``_project_gates``); its gradient is
+    that of the in-loop projection (``dW = X^T dA`` after the loop)."""
     import tensorflow as tf
 
     two_states = kind == "lstm"
@@ -620,17 +628,7 @@ def _tf_loop(kind, z, states, params, mask, differentiable, jit=False, hoist=Fal
     def forward(z, states, params, mask, save=True, custom=False):
         run_scan = _tf_scans(kind, n_states, has_mask, save, jit)[0]
         if hoist and "W" in params:
-            params = dict(params)
-            w, b = params.pop("W"), params.pop("b", None)
-            n = states[0].shape[-1]
-            flat = tf.reshape(z, [-1, z.shape[-1]])
-            parts = []
-            for g in range(BLOCKS[kind]):
-                p = tf.matmul(flat, w[:, g * n : (g + 1) * n])
-                if b is not None:
-                    p = p + b[g * n : (g + 1) * n]
-                parts.append(tf.reshape(p, tf.concat([tf.shape(z)[:2], [n]], 0)))
-            z = tuple(parts)
+            z, params = _project_gates(kind, z, params)
         init = tuple(states)
         if save:
             init += tuple(tf.zeros_like(states[0]) for _ in range(n_saved))

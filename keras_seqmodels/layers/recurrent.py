@@ -43,7 +43,7 @@ class Recurrent(keras.layers.Layer):
       built, the forward and the backward loop are each compiled with XLA
       (one compiled kernel per loop instead of one graph operation per
       step and gate); at batch size 1 to 4 the input product ``x W + b``
-      is taken for all steps before the loop. In inference
+      is taken for all steps before the loop, one product per gate. In inference
       (``training=False``) the fused forward runs where it measured faster
       than the generic loop: every fused cell with JAX on a CPU, the
       reset-before ``GRUCell`` always, every fused cell when the loop is

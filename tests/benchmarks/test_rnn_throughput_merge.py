@@ -78,3 +78,30 @@ def test_files_without_a_process_field_count_as_one_process_each(tmp_path):
     assert len(ours) == 1 and ours[0]["processes"] == 2
     assert ours[0]["train_vs_keras"] == [1.3, 1.4]
     assert "**1.35** (1.30-1.40)" in printed
+
+
+def test_a_worker_runs_on_the_backend_it_is_named_for(monkeypatch):
+    bench = load_benchmark()
+    monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
+    assert bench.keras_backend("jax") == "jax"
+    assert bench.keras_backend("tensorflow") == "tensorflow"
+    assert bench.keras_backend("torch", torch_keras=True) == "torch"
+    assert bench.keras_backend("torch") == "tensorflow"
+
+
+def test_a_worker_named_jax_times_keras_on_jax(tmp_path):
+    # With KERAS_BACKEND unset (Keras's default is TensorFlow) the worker
+    # must still build its models on JAX.
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    env["KERAS_HOME"] = str(tmp_path)  # no keras.json naming another backend
+    out = tmp_path / "jax.json"
+    script = os.path.join(ROOT, "benchmarks", "rnn_throughput.py")
+    cmd = [sys.executable, script, "--worker", "jax", "--configs", "b32_t100_128to256",
+           "--cells", "Elman", "--repeats-scale", "0", "--out", str(out)]
+    subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=600)
+    result = json.loads(out.read_text())
+    assert result["meta"]["jax"]["keras_backend"] == "jax"
