@@ -487,19 +487,27 @@ def _jax_kernel(kind, has_mask, unroll, groups=1, hoist=False):
 
     def run_fwd(z, states, params, mask):
         finals, ys = forward(z, states, params, mask, save=True)
-        h_seq, c_seq = sequences(ys, True)
-        # Per row block, only the gate values: the states are in h_seq/c_seq.
-        saved = tuple(y[1] for y in ys)
-        return (h_seq, finals), (z, states, params, mask, h_seq, c_seq, saved)
+        # The backward pass works block by block: the residuals keep each
+        # block's states and gate values, never joined and split again.
+        return (sequences(ys, True)[0], finals), (z, states, params, mask, ys)
 
     def run_bwd(res, cts):
-        z, states, params, mask, h_seq, c_seq, saved = res
+        z, states, params, mask, ys = res
         dh_seq, dfinals = cts
         prepared = _prepare(kind, params)
-        h0 = states[0]
-        c0 = states[1] if two_states else None
-        h_prev = jnp.concatenate([h0[None], h_seq[:-1]], axis=0)
-        c_prev = jnp.concatenate([c0[None], c_seq[:-1]], axis=0) if two_states else None
+        h_blocks = tuple(y[0][0] for y in ys)
+        c_blocks = tuple(y[0][1] for y in ys) if two_states else (None,) * groups
+        saved = tuple(y[1] for y in ys)
+        initial = split_states(states)
+
+        def shifted(first, seq):
+            # The states before each step: the initial one, then seq[:-1].
+            return None if seq is None else jnp.concatenate([first[None], seq[:-1]], axis=0)
+
+        h_prev = tuple(shifted(s[0], h) for s, h in zip(initial, h_blocks))
+        c_prev = tuple(
+            shifted(s[1] if two_states else None, c) for s, c in zip(initial, c_blocks)
+        )
 
         def step(carry, xs):
             new_carry, das = [], []
@@ -515,26 +523,31 @@ def _jax_kernel(kind, has_mask, unroll, groups=1, hoist=False):
                 das.append(da)
             return tuple(new_carry), tuple(das)
 
-        def blocks(a):
-            return None if a is None else split(a)
-
         xs = (
             split(dh_seq),
             saved,
-            split(h_prev),
-            blocks(c_prev),
-            split(h_seq),
-            blocks(c_seq),
+            h_prev,
+            c_prev if two_states else None,
+            h_blocks,
+            c_blocks if two_states else None,
             split(mask) if has_mask else None,
         )
         dfin = (dfinals[0], dfinals[1]) if two_states else (dfinals[0],)
         init = tuple(s + (None,) * (2 - len(s)) for s in split_states(dfin))
         dstate_blocks, das = lax.scan(step, init, xs, reverse=True, unroll=unroll)
-        da = join(das)
-        saved_all = tuple(join(parts) for parts in zip(*saved)) if groups > 1 else saved[0]
-        grads = _weight_grads(kind, params, da, h_seq, h0, c_seq, c0, saved_all)
-        dz, input_grads = _input_grads(params, z, da)
-        grads.update(input_grads)
+        # The weight gradients of each block's rows, summed: products over
+        # half the rows instead of joining the blocks' sequences first.
+        grads, dz = {}, []
+        for g, z_g in enumerate(split(z)):
+            c0 = initial[g][1] if two_states else None
+            part = _weight_grads(
+                kind, params, das[g], h_blocks[g], initial[g][0], c_blocks[g], c0, saved[g]
+            )
+            dz_g, input_grads = _input_grads(params, z_g, das[g])
+            part.update(input_grads)
+            dz.append(dz_g)
+            grads = part if not grads else {k: grads[k] + part[k] for k in grads}
+        dz = join(dz)
         dstates = join_states(tuple(b[: len(states)] for b in dstate_blocks))
         dmask = None if mask is None else jnp.zeros_like(mask)
         return dz, dstates, {k: grads[k] for k in params}, dmask
