@@ -10,6 +10,10 @@ is small (even, 16 rows or more, batch x units at most 16384), from these
 timings on a 2-core CPU (BENCHMARKS.md).
 
     KERAS_BACKEND=jax python benchmarks/row_groups.py --cell GRU --shape 32,100,128,256
+
+``--chunks 1,2`` times the reverse loop in 1 and 2 chunks of steps with each
+block count (``Recurrent._fused_chunks``; the package uses 2 chunks where
+it uses row blocks for the LSTM).
 """
 
 import argparse
@@ -54,6 +58,12 @@ def main():
     parser.add_argument("--cell", choices=list(CELLS), default="GRU")
     parser.add_argument("--shape", default="32,100,128,256", help="batch,time,features,units")
     parser.add_argument("--groups", default="1,2,4,8")
+    parser.add_argument(
+        "--chunks",
+        default="default",
+        help="chunks of the reverse loop, e.g. 1,2 (each with every block count); "
+        "default: the package's choice",
+    )
     parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
     batch, steps, features, units = (int(v) for v in args.shape.split(","))
@@ -62,12 +72,18 @@ def main():
     runs = {}
     if peer is not None:
         runs["keras"] = compiled(peer(units, return_sequences=True), x)
+    chunk_counts = [None] if args.chunks == "default" else [int(v) for v in args.chunks.split(",")]
     for g in (int(v) for v in args.groups.split(",")):
         if batch % g:
             continue
-        layer = ks.layers.Recurrent(make_cell(units), return_sequences=True)
-        layer._fused_groups = lambda kind, sequences, g=g: g  # force g blocks
-        runs[f"{g} block(s)"] = compiled(layer, x)
+        for c in chunk_counts:
+            layer = ks.layers.Recurrent(make_cell(units), return_sequences=True)
+            layer._fused_groups = lambda kind, sequences, g=g: g  # force g blocks
+            name = f"{g} block(s)"
+            if c is not None:
+                layer._fused_chunks = lambda kind, groups, c=c: c  # force c chunks
+                name += f", {c} chunk(s)"
+            runs[name] = compiled(layer, x)
     times = {name: ([], []) for name in runs}
     for _ in range(args.repeats):
         for name, (grad, infer, weights) in runs.items():
@@ -80,7 +96,7 @@ def main():
     for name, (train, infer) in times.items():
         t, i = np.median(train), np.median(infer)
         ratios = f"({ref[0] / t:.2f} / {ref[1] / i:.2f})"
-        print(f"  {name:12s} {1e3 * t:7.1f} / {1e3 * i:6.1f}   {ratios}")
+        print(f"  {name:22s} {1e3 * t:7.1f} / {1e3 * i:6.1f}   {ratios}")
 
 
 if __name__ == "__main__":

@@ -374,6 +374,7 @@ def recurrent_loop(
     differentiable=True,
     jit=False,
     groups=1,
+    chunks=1,
 ):
     """Run the recurrence of ``kind`` over a time-major input.
 
@@ -398,6 +399,9 @@ def recurrent_loop(
         groups: JAX: carry the batch as this many blocks of rows, each with
             its own recurrent product, in the same loop (``row_groups``);
             the batch must be a multiple of it.
+        chunks: JAX: run the reverse loop over this many chunks of steps,
+            the weight gradients of each chunk as soon as its loop ends
+            (XLA's CPU runtime can run them beside the next chunk's loop).
 
     Returns:
         ``(h_seq, final_states)``: the hidden state after every step,
@@ -408,7 +412,7 @@ def recurrent_loop(
     if backend == "tensorflow":
         return _tf_loop(kind, x, tuple(states), params, mask, differentiable, jit, hoist)
     if backend == "jax":
-        kernel = _jax_kernel(kind, mask is not None, unroll, groups, hoist)
+        kernel = _jax_kernel(kind, mask is not None, unroll, groups, hoist, chunks)
         return kernel(x, tuple(states), params, mask)
     raise NotImplementedError(f"recurrent_loop: no fused kernel for the {backend} backend")
 
@@ -417,10 +421,13 @@ def recurrent_loop(
 
 
 @functools.cache
-def _jax_kernel(kind, has_mask, unroll, groups=1, hoist=False):
+def _jax_kernel(kind, has_mask, unroll, groups=1, hoist=False, chunks=1):
     """The loop of ``kind`` on JAX; ``groups`` > 1 runs that many blocks of
     rows side by side in each step (see ``row_groups``); ``hoist`` projects
-    the input before the loop, one product per gate, as on TensorFlow."""
+    the input before the loop, one product per gate, as on TensorFlow;
+    ``chunks`` > 1 runs the reverse loop as that many loops over consecutive
+    chunks of steps, each chunk's weight gradients computed as soon as its
+    loop ends, so that XLA can overlap them with the next loop."""
     import jax
     from jax import lax
 
@@ -533,21 +540,34 @@ def _jax_kernel(kind, has_mask, unroll, groups=1, hoist=False):
             split(mask) if has_mask else None,
         )
         dfin = (dfinals[0], dfinals[1]) if two_states else (dfinals[0],)
-        init = tuple(s + (None,) * (2 - len(s)) for s in split_states(dfin))
-        dstate_blocks, das = lax.scan(step, init, xs, reverse=True, unroll=unroll)
-        # The weight gradients of each block's rows, summed: products over
-        # half the rows instead of joining the blocks' sequences first.
-        grads, dz = {}, []
-        for g, z_g in enumerate(split(z)):
-            c0 = initial[g][1] if two_states else None
-            part = _weight_grads(
-                kind, params, das[g], h_blocks[g], initial[g][0], c_blocks[g], c0, saved[g]
-            )
-            dz_g, input_grads = _input_grads(params, z_g, das[g])
-            part.update(input_grads)
-            dz.append(dz_g)
-            grads = part if not grads else {k: grads[k] + part[k] for k in grads}
-        dz = join(dz)
+        carry = tuple(s + (None,) * (2 - len(s)) for s in split_states(dfin))
+        z_blocks = split(z)
+        steps = z.shape[0]
+        bounds = [round(steps * i / chunks) for i in range(chunks + 1)]
+        grads, dz = {}, [[] for _ in range(groups)]
+        # The reverse loop runs over a few chunks of steps, last chunk first;
+        # the weight gradients of a chunk depend only on it, so XLA can run
+        # them while the loop goes on with the earlier chunk.
+        for a, b in reversed(list(zip(bounds[:-1], bounds[1:]))):
+            if a == b:
+                continue
+            chunk = jax.tree_util.tree_map(lambda v, a=a, b=b: v[a:b], xs)
+            carry, das = lax.scan(step, carry, chunk, reverse=True, unroll=unroll)
+            for g in range(groups):
+                h_seq = h_blocks[g][a:b]
+                h0 = initial[g][0] if a == 0 else h_blocks[g][a - 1]
+                c_seq, c0 = None, None
+                if two_states:
+                    c_seq = c_blocks[g][a:b]
+                    c0 = initial[g][1] if a == 0 else c_blocks[g][a - 1]
+                saved_g = tuple(v[a:b] for v in saved[g])
+                part = _weight_grads(kind, params, das[g], h_seq, h0, c_seq, c0, saved_g)
+                dz_g, input_grads = _input_grads(params, z_blocks[g][a:b], das[g])
+                part.update(input_grads)
+                dz[g].insert(0, dz_g)
+                grads = part if not grads else {k: grads[k] + part[k] for k in grads}
+        dstate_blocks = carry
+        dz = join([jnp.concatenate(parts, axis=0) for parts in dz])
         dstates = join_states(tuple(b[: len(states)] for b in dstate_blocks))
         dmask = None if mask is None else jnp.zeros_like(mask)
         return dz, dstates, {k: grads[k] for k in params}, dmask

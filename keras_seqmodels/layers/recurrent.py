@@ -50,7 +50,10 @@ class Recurrent(keras.layers.Layer):
       compiled with XLA (TensorFlow, known length) or at batch size 1 to 4
       (JAX); otherwise inference runs the generic loop. With JAX on a CPU
       the GRU's and the LSTM's loop carry a small batch as two blocks of
-      rows that run on two cores at once (``fused_rnn.row_groups``). It is
+      rows that run on two cores at once (``fused_rnn.row_groups``), and the
+      LSTM's reverse loop then runs as two loops over halves of the steps,
+      so the weight gradients of the later half are computed beside the
+      loop over the earlier half. It is
       not used, and the generic loop runs instead, for other cells, other
       activations, subclasses of these cells, ``unroll=True``, recurrent
       dropout while training, the PyTorch backend, or ``fused=False``.
@@ -494,6 +497,16 @@ class Recurrent(keras.layers.Layer):
         batch, units = sequences.shape[0], self.cell.units
         return fused_rnn.row_groups(kind, batch, units, self._fused_row_groups)
 
+    def _fused_chunks(self, kind, groups):
+        """Chunks of steps of the JAX reverse loop: 2 for the LSTM where the
+        batch runs as row blocks (a small batch on a CPU: the loop leaves the
+        cores idle part of each step, and the later chunk's weight gradients
+        use them), else 1 (``benchmarks/row_groups.py --chunks 1,2``,
+        BENCHMARKS.md)."""
+        if kind == "lstm" and groups > 1:
+            return self._fused_reverse_chunks
+        return 1
+
     def _fused_inputs(self, sequences, training):
         """The inputs in the cell's dtype, with the cell's input dropout (one
         mask for all steps, as the generic loop draws it) in training."""
@@ -542,6 +555,7 @@ class Recurrent(keras.layers.Layer):
                 differentiable=bool(training),
                 jit=jit,
                 groups=groups,
+                chunks=self._fused_chunks(kind, groups),
             )
             states = list(finals)
             if m is None:
@@ -571,6 +585,7 @@ class Recurrent(keras.layers.Layer):
     }
     _fused_jit = True
     _fused_row_groups = 2
+    _fused_reverse_chunks = 2
 
     def _no_steps(self, sequences, loop_states, time_major):
         """What the loop returns for zero steps: zero outputs, same states."""

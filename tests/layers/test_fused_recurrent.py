@@ -145,6 +145,29 @@ def test_projection_hoisted_before_the_loop_equals_generic(key, xla, monkeypatch
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
 
 
+@pytest.mark.skipif(BACKEND != "jax", reason="chunks of the reverse loop are a JAX option")
+@pytest.mark.parametrize("key", list(CELLS))
+@pytest.mark.parametrize("groups", [1, 2])
+def test_reverse_loop_in_chunks_equals_generic(key, groups, monkeypatch):
+    # 7 steps in 3 chunks (2, 3, 2 steps): the states' gradients carried
+    # from chunk to chunk, each chunk's weight gradients summed.
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((4, 7, 3))
+    fused, generic = make_pair(
+        key, x.shape, return_sequences=True, return_state=True, go_backwards=True
+    )
+    monkeypatch.setattr(fused, "_fused_groups", lambda kind, sequences: groups)
+    monkeypatch.setattr(fused, "_fused_chunks", lambda kind, g: 3)
+    assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
+
+
+def test_reverse_loop_chunks_for_the_lstm_in_row_blocks():
+    layer = ks.layers.Recurrent(ks.cells.LSTMCell(4))
+    assert layer._fused_chunks("lstm", 2) == 2
+    assert layer._fused_chunks("lstm", 1) == 1
+    assert layer._fused_chunks("gru_after", 2) == 1
+
+
 @pytest.mark.skipif(BACKEND != "jax", reason="row blocks are a JAX loop option")
 @pytest.mark.parametrize("key", list(CELLS))
 def test_rows_in_two_blocks_equal_generic(key, monkeypatch):
