@@ -410,7 +410,9 @@ def recurrent_loop(
     backend = keras.backend.backend()
     params = dict(params)
     if backend == "tensorflow":
-        return _tf_loop(kind, x, tuple(states), params, mask, differentiable, jit, hoist)
+        return _tf_loop(
+            kind, x, tuple(states), params, mask, differentiable, jit, hoist, chunks
+        )
     if backend == "jax":
         kernel = _jax_kernel(kind, mask is not None, unroll, groups, hoist, chunks)
         return kernel(x, tuple(states), params, mask)
@@ -646,7 +648,9 @@ def _tf_scans(kind, n_states, has_mask, save, jit):
     return forward, backward
 
 
-def _tf_loop(kind, z, states, params, mask, differentiable, jit=False, hoist=False):
+def _tf_loop(
+    kind, z, states, params, mask, differentiable, jit=False, hoist=False, chunks=1
+):
     """The TensorFlow kernel. With ``hoist`` the input projection of all
     steps is computed before the loop (``_project_gates``); its gradient is
     that of the in-loop projection (``dW = X^T dA`` after the loop)."""
@@ -713,12 +717,36 @@ def _tf_loop(kind, z, states, params, mask, differentiable, jit=False, hoist=Fal
             da0 = tf.zeros(tf.concat([tf.shape(h0)[:1], [k * h0.shape[-1]]], 0), h0.dtype)
             init = (dfin[0], dfin[1], da0) if two_states else (dfin[0], da0)
             backward = _tf_scans(kind, n_states, has_mask, True, jit)[1]
-            result = backward(tuple(xs), init, pr)
-            da = result[-1]
-            dstates = list(result[:-1])
-            grads = _weight_grads(kind, pr, da, h_seq, h0, c_seq, c0, gates)
-            dz, input_grads = _input_grads(pr, z, da)
-            grads.update(input_grads)
+            steps = h_seq.shape[0]
+            parts = chunks if steps is not None and steps >= chunks else 1
+            bounds = [round((steps or 0) * i / parts) for i in range(parts + 1)]
+            grads, dz = {}, []
+            # Last chunk of steps first; each chunk's weight gradients depend
+            # only on it, so TensorFlow can run them beside the next loop.
+            for a, b in reversed(list(zip(bounds[:-1], bounds[1:]))):
+                whole = parts == 1
+                chunk = tuple(x if whole else x[a:b] for x in xs)
+                result = backward(chunk, init, pr)
+                da = result[-1]
+                init = tuple(result[:-1]) + (da0,)
+                h0_c = h0 if a == 0 else h_seq[a - 1]
+                c0_c = c0 if a == 0 or not two_states else c_seq[a - 1]
+                part = _weight_grads(
+                    kind,
+                    pr,
+                    da,
+                    h_seq if whole else h_seq[a:b],
+                    h0_c,
+                    c_seq if whole or not two_states else c_seq[a:b],
+                    c0_c,
+                    tuple(g if whole else g[a:b] for g in gates),
+                )
+                dz_c, input_grads = _input_grads(pr, z if whole else z[a:b], da)
+                part.update(input_grads)
+                dz.insert(0, dz_c)
+                grads = part if not grads else {k: grads[k] + part[k] for k in grads}
+            dstates = list(init[:-1])
+            dz = dz[0] if len(dz) == 1 else tf.concat(dz, axis=0)
             out = [dz] + dstates + [grads[k] for k in names]
             if has_mask:
                 out.append(None)

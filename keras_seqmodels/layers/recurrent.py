@@ -498,11 +498,16 @@ class Recurrent(keras.layers.Layer):
         return fused_rnn.row_groups(kind, batch, units, self._fused_row_groups)
 
     def _fused_chunks(self, kind, groups):
-        """Chunks of steps of the JAX reverse loop: 2 for the LSTM where the
-        batch runs as row blocks (a small batch on a CPU: the loop leaves the
-        cores idle part of each step, and the later chunk's weight gradients
-        use them), else 1 (``benchmarks/row_groups.py --chunks 1,2``,
-        BENCHMARKS.md)."""
+        """Chunks of steps of the reverse loop. Each chunk's weight gradients
+        depend only on it, so they run beside the loop over the earlier
+        chunk, on cores the loop leaves idle part of each step. TensorFlow:
+        2 (its weight gradients are graph operations that TensorFlow runs
+        beside the compiled loop). JAX: 2 for the LSTM where the batch runs as
+        row blocks, else 1; the GRU gained nothing, and at batch 128 x 512
+        units 2 chunks were 1-2% slower (``benchmarks/row_groups.py --chunks
+        1,2``, BENCHMARKS.md)."""
+        if keras.backend.backend() == "tensorflow":
+            return self._fused_reverse_chunks
         if kind == "lstm" and groups > 1:
             return self._fused_reverse_chunks
         return 1
