@@ -279,10 +279,15 @@ def merge(rows):
     def key(r):
         return (r["backend"], r["config"], r["cell"], r["model"])
 
+    def process(r):
+        # A row merged before lists its processes.
+        p = r.get("process")
+        return tuple(p) if isinstance(p, list) else p
+
     groups = {}
     for r in rows:
         groups.setdefault(key(r), []).append(r)
-    by_process = {(key(r), r.get("process")): r for r in rows}
+    by_process = {(key(r), process(r)): r for r in rows}
     merged = []
     for k, group in groups.items():
         if len(group) == 1:
@@ -295,7 +300,7 @@ def merge(rows):
             for mode in ("train", "infer"):
                 ratios = []
                 for r in group:
-                    peer = by_process.get((k[:3] + ("keras",), r.get("process")))
+                    peer = by_process.get((k[:3] + ("keras",), process(r)))
                     if peer is not None:
                         ratios.append(r[f"{mode}_tok_s"] / peer[f"{mode}_tok_s"])
                 if ratios:

@@ -47,6 +47,10 @@ def test_rows_of_several_processes_merge_to_medians_and_per_process_ratios():
     # The median of the per-process ratios (1.30), not 58.5 / 45.0 of the medians.
     assert "**1.30** (1.20-1.40)" in line
     assert "**1.10** (1.10-1.10)" in line
+    # A merged result merges again (``--combine`` of a ``--processes`` file)
+    # to the same table.
+    again = bench.merge(list(merged.values()))
+    assert bench.table(again) == bench.table(list(merged.values()))
 
 
 def test_a_single_process_keeps_its_rows_and_the_plain_ratio():
