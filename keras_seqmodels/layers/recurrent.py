@@ -50,10 +50,10 @@ class Recurrent(keras.layers.Layer):
       compiled with XLA (TensorFlow, known length) or at batch size 1 to 4
       (JAX); otherwise inference runs the generic loop. With JAX on a CPU
       the GRU's and the LSTM's loop carry a small batch as two blocks of
-      rows that run on two cores at once (``fused_rnn.row_groups``), and the
-      LSTM's reverse loop then runs as two loops over halves of the steps,
-      so the weight gradients of the later half are computed beside the
-      loop over the earlier half. It is
+      rows that run on two cores at once (``fused_rnn.row_groups``). On
+      TensorFlow, and for that JAX LSTM, the reverse loop runs as two loops
+      over halves of the steps, so the weight gradients of the later half
+      are computed beside the loop over the earlier half. It is
       not used, and the generic loop runs instead, for other cells, other
       activations, subclasses of these cells, ``unroll=True``, recurrent
       dropout while training, the PyTorch backend, or ``fused=False``.
