@@ -47,6 +47,7 @@ import itertools
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -274,8 +275,6 @@ def merge(rows):
     """One row per backend x config x cell x model: rows measured in several
     processes get the median tokens/s, and ``ours`` rows the per-process
     ratios to Keras's layer (``train_vs_keras``, ``infer_vs_keras``)."""
-    import statistics
-
     def key(r):
         return (r["backend"], r["config"], r["cell"], r["model"])
 
@@ -347,9 +346,7 @@ def table(rows):
                     per_process = ours.get(f"{mode}_vs_keras")
                     if per_process:
                         lo, hi = min(per_process), max(per_process)
-                        mid = sorted(per_process)[len(per_process) // 2]
-                        if len(per_process) % 2 == 0:
-                            mid = (mid + sorted(per_process)[len(per_process) // 2 - 1]) / 2
+                        mid = statistics.median(per_process)
                         ratio = f"**{mid:.2f}** ({lo:.2f}-{hi:.2f})"
                     cols += [
                         f"{o:.0f}",

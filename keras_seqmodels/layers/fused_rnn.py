@@ -356,6 +356,38 @@ def _input_grads(params, x, da):
     return dx, grads
 
 
+def _chunks(steps, chunks):
+    """``(start, end)`` of the chunks of steps the reverse loop runs, last
+    chunk first; one chunk of all steps when the length is unknown or
+    shorter than ``chunks``."""
+    if steps is None or chunks <= 1 or steps < chunks:
+        return [(0, steps)]
+    bounds = [round(steps * i / chunks) for i in range(chunks + 1)]
+    return [(a, b) for a, b in reversed(list(zip(bounds[:-1], bounds[1:]))) if a < b]
+
+
+def _chunk_grads(kind, params, da, x, h_seq, h0, c_seq, c0, saved, start, end):
+    """The weight and input gradients of steps ``start:end``, from that
+    chunk's gate gradients ``da``; the states before the chunk are read from
+    the sequences. Returns ``(dx, grads)``."""
+    whole = start == 0 and end in (None, h_seq.shape[0])
+
+    def part(v):
+        return v if whole or v is None else v[start:end]
+
+    h_before = h0 if start == 0 else h_seq[start - 1]
+    c_before = c0 if start == 0 or c_seq is None else c_seq[start - 1]
+    saved = tuple(part(v) for v in saved)
+    grads = _weight_grads(kind, params, da, part(h_seq), h_before, part(c_seq), c_before, saved)
+    dx, input_grads = _input_grads(params, part(x), da)
+    grads.update(input_grads)
+    return dx, grads
+
+
+def _add_grads(total, part):
+    return part if not total else {k: total[k] + part[k] for k in total}
+
+
 def _select(m, new, old):
     return tuple(ops.where(m, a, b) for a, b in zip(new, old))
 
@@ -544,33 +576,23 @@ def _jax_kernel(kind, has_mask, unroll, groups=1, hoist=False, chunks=1):
         dfin = (dfinals[0], dfinals[1]) if two_states else (dfinals[0],)
         carry = tuple(s + (None,) * (2 - len(s)) for s in split_states(dfin))
         z_blocks = split(z)
-        steps = z.shape[0]
-        bounds = [round(steps * i / chunks) for i in range(chunks + 1)]
         grads, dz = {}, [[] for _ in range(groups)]
         # The reverse loop runs over a few chunks of steps, last chunk first;
         # the weight gradients of a chunk depend only on it, so XLA can run
         # them while the loop goes on with the earlier chunk.
-        for a, b in reversed(list(zip(bounds[:-1], bounds[1:]))):
-            if a == b:
-                continue
+        for a, b in _chunks(z.shape[0], chunks):
             chunk = jax.tree_util.tree_map(lambda v, a=a, b=b: v[a:b], xs)
             carry, das = lax.scan(step, carry, chunk, reverse=True, unroll=unroll)
             for g in range(groups):
-                h_seq = h_blocks[g][a:b]
-                h0 = initial[g][0] if a == 0 else h_blocks[g][a - 1]
-                c_seq, c0 = None, None
-                if two_states:
-                    c_seq = c_blocks[g][a:b]
-                    c0 = initial[g][1] if a == 0 else c_blocks[g][a - 1]
-                saved_g = tuple(v[a:b] for v in saved[g])
-                part = _weight_grads(kind, params, das[g], h_seq, h0, c_seq, c0, saved_g)
-                dz_g, input_grads = _input_grads(params, z_blocks[g][a:b], das[g])
-                part.update(input_grads)
+                c0 = initial[g][1] if two_states else None
+                dz_g, part = _chunk_grads(
+                    kind, params, das[g], z_blocks[g], h_blocks[g], initial[g][0],
+                    c_blocks[g], c0, saved[g], a, b,
+                )
                 dz[g].insert(0, dz_g)
-                grads = part if not grads else {k: grads[k] + part[k] for k in grads}
-        dstate_blocks = carry
+                grads = _add_grads(grads, part)
         dz = join([jnp.concatenate(parts, axis=0) for parts in dz])
-        dstates = join_states(tuple(b[: len(states)] for b in dstate_blocks))
+        dstates = join_states(tuple(b[: len(states)] for b in carry))
         dmask = None if mask is None else jnp.zeros_like(mask)
         return dz, dstates, {k: grads[k] for k in params}, dmask
 
@@ -717,34 +739,17 @@ def _tf_loop(
             da0 = tf.zeros(tf.concat([tf.shape(h0)[:1], [k * h0.shape[-1]]], 0), h0.dtype)
             init = (dfin[0], dfin[1], da0) if two_states else (dfin[0], da0)
             backward = _tf_scans(kind, n_states, has_mask, True, jit)[1]
-            steps = h_seq.shape[0]
-            parts = chunks if steps is not None and steps >= chunks else 1
-            bounds = [round((steps or 0) * i / parts) for i in range(parts + 1)]
             grads, dz = {}, []
             # Last chunk of steps first; each chunk's weight gradients depend
             # only on it, so TensorFlow can run them beside the next loop.
-            for a, b in reversed(list(zip(bounds[:-1], bounds[1:]))):
-                whole = parts == 1
-                chunk = tuple(x if whole else x[a:b] for x in xs)
-                result = backward(chunk, init, pr)
+            for a, b in _chunks(h_seq.shape[0], chunks):
+                whole = a == 0 and b in (None, h_seq.shape[0])
+                result = backward(tuple(x if whole else x[a:b] for x in xs), init, pr)
                 da = result[-1]
                 init = tuple(result[:-1]) + (da0,)
-                h0_c = h0 if a == 0 else h_seq[a - 1]
-                c0_c = c0 if a == 0 or not two_states else c_seq[a - 1]
-                part = _weight_grads(
-                    kind,
-                    pr,
-                    da,
-                    h_seq if whole else h_seq[a:b],
-                    h0_c,
-                    c_seq if whole or not two_states else c_seq[a:b],
-                    c0_c,
-                    tuple(g if whole else g[a:b] for g in gates),
-                )
-                dz_c, input_grads = _input_grads(pr, z if whole else z[a:b], da)
-                part.update(input_grads)
+                dz_c, part = _chunk_grads(kind, pr, da, z, h_seq, h0, c_seq, c0, gates, a, b)
                 dz.insert(0, dz_c)
-                grads = part if not grads else {k: grads[k] + part[k] for k in grads}
+                grads = _add_grads(grads, part)
             dstates = list(init[:-1])
             dz = dz[0] if len(dz) == 1 else tf.concat(dz, axis=0)
             out = [dz] + dstates + [grads[k] for k in names]
