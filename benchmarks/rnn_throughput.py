@@ -61,7 +61,9 @@ CELLS = ["LSTM", "GRU", "GRU_reset_before", "Elman"]
 BACKENDS = ["tensorflow", "jax", "torch"]
 
 
-def keras_models(cell, cfg, masked=False):
+def keras_layers(cell, cfg):
+    """The timed Keras layers: ours (fused where it applies), ours with the
+    generic loop, and Keras's own."""
     import keras
 
     import keras_seqmodels as ks
@@ -82,8 +84,14 @@ def keras_models(cell, cfg, masked=False):
     layers = {"ours": ks.layers.Recurrent(ours(), return_sequences=True)}
     layers["ours_generic"] = ks.layers.Recurrent(ours(), return_sequences=True, fused=False)
     layers["keras"] = peer()
+    return layers
+
+
+def keras_models(cell, cfg, masked=False):
+    import keras
+
     runners = {}
-    for name, layer in layers.items():
+    for name, layer in keras_layers(cell, cfg).items():
         inputs = keras.Input((cfg["time"], cfg["features"]), batch_size=cfg["batch"])
         if masked:
             mask = keras.Input((cfg["time"],), batch_size=cfg["batch"], dtype="bool")
@@ -95,6 +103,72 @@ def keras_models(cell, cfg, masked=False):
             lambda x, y, m=model: m.train_on_batch(x, y),
             lambda x, m=model: keras.ops.convert_to_numpy(m.predict_on_batch(x)),
         )
+    return runners
+
+
+def jax_jit_models(cell, cfg, sample):
+    """The same layers, each timed as one compiled JAX function of the layer
+    alone (``jax.jit`` of ``stateless_call``; training = gradient and an SGD
+    update of the weights), without the cost of a Keras
+    ``train_on_batch`` / ``predict_on_batch`` call. ``sample`` is
+    ``(x, y)`` or ``([x, mask], y)`` as device arrays. The package's layer is
+    also timed with other settings than its defaults: for the LSTM with cuDNN
+    in inference (``ours_cudnn_infer``); for every cell with the fused loop in
+    inference (``ours_fused_infer``) and with the input product hoisted out
+    of that loop (``ours_hoist``)."""
+    import jax
+    import jax.numpy as jnp
+
+    from keras_seqmodels.layers import backend_rnn, fused_rnn
+
+    inputs, target = sample
+    x, mask = inputs if isinstance(inputs, (list, tuple)) else (inputs, None)
+    layers = keras_layers(cell, cfg)
+    if cell == "LSTM":
+        layers["ours_cudnn_infer"] = keras_layers(cell, cfg)["ours"]
+    # The fused loop in inference too, without and with the input product
+    # hoisted out of the loop (tuning switches the layer reads per instance).
+    every_kind = {"jax": tuple(fused_rnn.BLOCKS)}
+    for name, hoist in (("ours_fused_infer", False), ("ours_hoist", True)):
+        layer = keras_layers(cell, cfg)["ours"]
+        layer._fused_inference_kinds = every_kind
+        layer._fused_hoist = hoist
+        layers[name] = layer
+    runners = {}
+    for name, layer in layers.items():
+        layer.build(x.shape)
+        fixed = [v.value for v in layer.non_trainable_variables]
+        weights = [v.value for v in layer.trainable_variables]
+
+        def forward(w, x, m, training, layer=layer, fixed=fixed):
+            kwargs = {} if m is None else {"mask": m}
+            return layer.stateless_call(w, fixed, x, training=training, **kwargs)[0]
+
+        def step(w, x, y, m, forward=forward):
+            grads = jax.grad(lambda w: jnp.mean(jnp.square(forward(w, x, m, True) - y)))(w)
+            return [a - 1e-3 * g for a, g in zip(w, grads)]
+
+        def infer(w, x, m, forward=forward):
+            return forward(w, x, m, False)
+
+        saved = backend_rnn._JAX_CUDNN_INFERENCE
+        backend_rnn._JAX_CUDNN_INFERENCE = name == "ours_cudnn_infer"
+        try:  # compiled here, so the switch holds while tracing
+            step = jax.jit(step).lower(weights, x, target, mask).compile()
+            infer = jax.jit(infer, static_argnums=()).lower(weights, x, mask).compile()
+        finally:
+            backend_rnn._JAX_CUDNN_INFERENCE = saved
+        state = {"w": weights}
+
+        def train_fn(inputs, y, step=step, state=state):
+            x, m = inputs if isinstance(inputs, (list, tuple)) else (inputs, None)
+            state["w"] = jax.block_until_ready(step(state["w"], x, y, m))
+
+        def infer_fn(inputs, infer=infer, state=state):
+            x, m = inputs if isinstance(inputs, (list, tuple)) else (inputs, None)
+            return jax.block_until_ready(infer(state["w"], x, m))
+
+        runners[name] = (train_fn, infer_fn)
     return runners
 
 
@@ -145,17 +219,18 @@ def padded_lengths(cfg, seed=0):
 
 
 def keras_backend(worker, torch_keras=False):
-    """The Keras backend a worker runs: its own; for the torch worker, torch
-    with ``--torch-keras`` (Keras models timed there too), else whatever is
-    set (that worker times only ``torch.nn``)."""
-    if worker == "torch":
-        return "torch" if torch_keras else os.environ.get("KERAS_BACKEND", "tensorflow")
+    """The Keras backend a worker runs: its own (the torch worker imports
+    Keras on PyTorch whether or not ``--torch-keras`` times Keras models
+    there, so it needs neither TensorFlow nor JAX)."""
     return worker
 
 
 def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_keras=False,
-               masked=False, torch_device="cpu"):  # fmt: skip
+               masked=False, torch_device="cpu", jit=False):  # fmt: skip
     import numpy as np
+
+    if jit and backend != "jax":
+        raise SystemExit(f"rnn_throughput: --jit times JAX only. Received the {backend} worker.")
 
     if backend == "torch":
         import torch
@@ -178,7 +253,7 @@ def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_ke
         for cell in cells:
             keras.utils.set_random_seed(0)
             runners = {}
-            if backend != "torch" or torch_keras:
+            if (backend != "torch" or torch_keras) and not jit:
                 runners = keras_models(cell, cfg, masked)
             rng = np.random.default_rng(0)
             shape = (cfg["batch"], cfg["time"], cfg["features"])
@@ -191,6 +266,12 @@ def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_ke
                 inputs = {name: ([x, keep], y) for name in runners}
             else:
                 inputs = {name: (x, y) for name in runners}
+            if jit:
+                import jax
+
+                sample = jax.device_put(([x, keep], y) if masked else (x, y))
+                runners = jax_jit_models(cell, cfg, sample)
+                inputs = {name: sample for name in runners}
             if backend == "torch":
                 import torch
 
@@ -219,7 +300,7 @@ def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_ke
             for name, (tr, inf) in times.items():
                 row = dict(
                     backend=backend,
-                    config=cfg_name + ("+mask" if masked else ""),
+                    config=cfg_name + ("+mask" if masked else "") + ("+jit" if jit else ""),
                     cell=cell,
                     model=name,
                     train_tok_s=tokens / float(np.median(tr)),
@@ -405,6 +486,12 @@ def main():
         default=1,
         help="run every worker this many times, each in a fresh process, and merge",
     )
+    parser.add_argument(
+        "--jit",
+        action="store_true",
+        help="JAX worker: time each layer alone as one compiled function (no Keras "
+        "train_on_batch / predict_on_batch call); configs get a +jit label",
+    )
     parser.add_argument("--combine", nargs="*", help="worker JSON files to merge")
     parser.add_argument("--out", default=None, help="JSON file to write")
     args = parser.parse_args()
@@ -423,7 +510,7 @@ def main():
         for cfg, cell, mask in itertools.product(configs, cells, masks):
             result["results"] += run_worker(args.worker, [cfg], [cell], args.repeats_scale,
                                             threads, args.torch_keras, mask == "padded",
-                                            args.torch_device)  # fmt: skip
+                                            args.torch_device, args.jit)  # fmt: skip
             if args.out:  # what is done so far survives a time limit
                 write(args.out, result)
     elif args.combine:

@@ -6,8 +6,8 @@ layer's result with a fused kernel of the backend's own library or returns
 
 - **JAX, LSTM only:** ``jax.experimental.rnn.lstm`` (cuDNN), when
   ``jax.default_backend() == "gpu"``, the compute dtype is float32 and the
-  call trains (in inference the runner's own loop measured faster on an
-  H200).
+  call trains (in inference the runner's own fused loop measured faster on
+  an H100).
   ``jax.experimental.rnn`` has no GRU, so ``GRUCell`` keeps the runner's
   loop on JAX. Setting the private flag ``_JAX_REFERENCE = True`` runs the
   same code on any device with ``jax.experimental.rnn.lstm_ref`` (the same
@@ -64,6 +64,9 @@ _JAX_REFERENCE = False
 _TF_REFERENCE = False
 # Set by ``portable()``.
 _PORTABLE = False
+# Benchmarks only: let the JAX LSTM take cuDNN in inference too (off by
+# default, see ``kind``), to time that choice again on a given GPU.
+_JAX_CUDNN_INFERENCE = False
 
 _DTYPES = ("float32", "float64")
 
@@ -101,10 +104,11 @@ def kind(layer, training):
 
         if jax.default_backend() != "gpu" or dtype != "float32":
             return None
-        if not training:
-            # Inference: the runner's own loop measured faster than cuDNN on
-            # an H200 (0.78-0.89x with cuDNN, BENCHMARKS.md), so cuDNN runs
-            # in training only.
+        if not training and not _JAX_CUDNN_INFERENCE:
+            # Inference: the runner's own fused loop, with the input product
+            # hoisted, measured faster than cuDNN on an H100 (2,872k vs
+            # 1,817k tokens/s at batch 32, 5,826k vs 5,325k at batch 128;
+            # BENCHMARKS.md), so cuDNN runs in training only.
             return None
     return name
 
@@ -409,6 +413,10 @@ def _torch_rnn(name, cell, x, states, mask, go_backwards, zero_output):
     import torch
     from torch.nn.utils import rnn as torch_rnn
 
+    # On Keras's device (a CUDA device where there is one), as the weights:
+    # Keras's own ops move tensors there, torch's functions do not.
+    x = ops.convert_to_tensor(x)
+    states = [ops.convert_to_tensor(s) for s in states]
     dtype = x.dtype
     params = [
         _torch_gates(name, ops.cast(cell.kernel, dtype)),

@@ -125,11 +125,20 @@ def row_groups(kind, batch, units, groups):
 
 def on_jax_cpu():
     """Whether the backend is JAX and it computes on a CPU."""
+    return _jax_platform() == "cpu"
+
+
+def on_jax_gpu():
+    """Whether the backend is JAX and it computes on a GPU."""
+    return _jax_platform() == "gpu"
+
+
+def _jax_platform():
     if keras.backend.backend() != "jax":
-        return False
+        return None
     import jax
 
-    return jax.default_backend() == "cpu"
+    return jax.default_backend()
 
 
 def cell_params(kind, cell, dtype):

@@ -42,11 +42,12 @@ class Recurrent(keras.layers.Layer):
       On TensorFlow, when the number of steps is known when the model is
       built, the forward and the backward loop are each compiled with XLA
       (one compiled kernel per loop instead of one graph operation per
-      step and gate); at batch size 1 to 4 the input product ``x W + b``
-      is taken for all steps before the loop, one product per gate. In inference
+      step and gate). At batch size 1 to 4, and at any batch size with
+      JAX on a GPU, the input product ``x W + b`` is taken for all steps
+      before the loop, one product per gate. In inference
       (``training=False``) the fused forward runs where it measured faster
-      than the generic loop: every fused cell with JAX on a CPU, the
-      reset-before ``GRUCell`` always, every fused cell when the loop is
+      than the generic loop: every fused cell with JAX on a CPU or a GPU,
+      the reset-before ``GRUCell`` always, every fused cell when the loop is
       compiled with XLA (TensorFlow, known length) or at batch size 1 to 4
       (JAX); otherwise inference runs the generic loop. With JAX on a CPU
       the GRU's and the LSTM's loop carry a small batch as two blocks of
@@ -63,8 +64,8 @@ class Recurrent(keras.layers.Layer):
       TensorFlow sees a GPU; ``LSTMCell`` (no peepholes) on JAX runs through
       ``jax.experimental.rnn.lstm``
       (cuDNN) when JAX runs on a GPU in float32 and the call trains (in
-      inference the generic loop measured faster there;
-      ``jax.experimental.rnn`` has no GRU), and ``LSTMCell`` (no peepholes),
+      inference the fused loop with the input product hoisted measured
+      faster there; ``jax.experimental.rnn`` has no GRU), and ``LSTMCell`` (no peepholes),
       ``GRUCell(reset_after=True)`` and ``ElmanCell`` on PyTorch run through
       ``torch.lstm`` / ``torch.gru`` / ``torch.rnn_tanh`` (native code on
       CPU, cuDNN on CUDA); same conditions as
@@ -471,7 +472,11 @@ class Recurrent(keras.layers.Layer):
         kind = fused_rnn.fused_kind(self.cell)
         if kind is not None and training and getattr(self.cell, "recurrent_dropout", 0) > 0:
             return None
-        where = "jax_cpu" if fused_rnn.on_jax_cpu() else keras.backend.backend()
+        where = keras.backend.backend()
+        if fused_rnn.on_jax_cpu():
+            where = "jax_cpu"
+        elif fused_rnn.on_jax_gpu():
+            where = "jax_gpu"
         if not training and kind not in self._fused_inference_kinds.get(where, ()):
             # Inference: the fused forward measured faster than the generic
             # loop for every cell with JAX on a CPU, for the reset-before GRU
@@ -488,8 +493,11 @@ class Recurrent(keras.layers.Layer):
             and keras.backend.backend() == "tensorflow"
             and sequences.shape[1] is not None
         )
-        batch = sequences.shape[0]
-        hoist = self._fused_hoist or (batch is not None and batch <= self._fused_hoist_max_batch)
+        hoist = self._fused_hoist
+        if hoist is None:
+            batch = sequences.shape[0]
+            small = batch is not None and batch <= self._fused_hoist_max_batch
+            hoist = small or fused_rnn.on_jax_gpu()
         return jit, hoist
 
     def _fused_groups(self, kind, sequences):
@@ -578,15 +586,18 @@ class Recurrent(keras.layers.Layer):
         result = self._run_guarded(run_loop, sequences, loop_states, True)
         return self._finish(result, mask, True)
 
-    # Tuning of the fused loop, measured on CPU (see BENCHMARKS.md): XLA on
-    # TensorFlow when the number of steps is static; the input product
-    # before the loop (hoist) always, or up to a batch size.
-    _fused_hoist = False
+    # Tuning of the fused loop, measured on a 2-core CPU and an H100 (see
+    # BENCHMARKS.md): XLA on TensorFlow when the number of steps is static;
+    # the input product before the loop (hoist): True always, False never,
+    # None up to a batch size and always with JAX on a GPU; the kinds whose
+    # inference runs fused, per platform.
+    _fused_hoist = None
     _fused_hoist_max_batch = 4
     _fused_inference_kinds = {
         "tensorflow": ("gru",),
         "jax": ("gru",),
         "jax_cpu": tuple(fused_rnn.BLOCKS),
+        "jax_gpu": tuple(fused_rnn.BLOCKS),
     }
     _fused_jit = True
     _fused_row_groups = 2

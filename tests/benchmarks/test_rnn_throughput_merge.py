@@ -90,7 +90,7 @@ def test_a_worker_runs_on_the_backend_it_is_named_for(monkeypatch):
     assert bench.keras_backend("jax") == "jax"
     assert bench.keras_backend("tensorflow") == "tensorflow"
     assert bench.keras_backend("torch", torch_keras=True) == "torch"
-    assert bench.keras_backend("torch") == "tensorflow"
+    assert bench.keras_backend("torch") == "torch"
 
 
 def test_a_worker_named_jax_times_keras_on_jax(tmp_path):

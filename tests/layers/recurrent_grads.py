@@ -45,9 +45,10 @@ def value_and_grads(layer, x, states, mask, weights_proj, training=True):
     if BACKEND == "torch":
         import torch
 
-        x = torch.tensor(x, requires_grad=True)
-        states = [torch.tensor(s, requires_grad=True) for s in states]
-        weights_proj = [torch.tensor(p) for p in weights_proj]
+        device = ops.convert_to_tensor(0.0).device  # Keras's: a CUDA device if any
+        x = torch.tensor(x, requires_grad=True, device=device)
+        states = [torch.tensor(s, requires_grad=True, device=device) for s in states]
+        weights_proj = [torch.tensor(p, device=device) for p in weights_proj]
         loss, outs = loss_of(x, states)
         grads = torch.autograd.grad(loss, [x] + states + [v.value for v in variables])
         return [np_(o.detach()) for o in outs], [np_(g) for g in grads]

@@ -249,6 +249,27 @@ def test_fused_options_follow_backend_length_and_batch():
 
 
 @pytest.mark.parametrize("key", list(CELLS))
+def test_jax_on_a_gpu_hoists_and_runs_inference_fused(key, monkeypatch):
+    # Measured on an H100: with JAX on a GPU the fused loop hoists the input
+    # product at every batch size and runs inference for every cell.
+    from keras_seqmodels.layers import fused_rnn
+
+    fused, _ = make_pair(key, (2, 3, 3))
+    monkeypatch.setattr(keras.backend, "backend", lambda: "jax")
+    monkeypatch.setattr(fused_rnn, "_jax_platform", lambda: "gpu")
+    assert fused_rnn.on_jax_gpu() and not fused_rnn.on_jax_cpu()
+    wide = keras.KerasTensor((128, 50, 3))
+    assert fused._fused_options(wide) == (False, True)
+    assert fused._fused_kind(False, wide) == KIND.get(key, key)
+    monkeypatch.setattr(fused, "_fused_hoist", False)  # the switch still rules
+    assert fused._fused_options(wide) == (False, False)
+    monkeypatch.setattr(fused_rnn, "_jax_platform", lambda: "tpu")  # not measured
+    fused._fused_hoist = None
+    assert fused._fused_options(wide) == (False, False)
+    assert fused._fused_kind(False, wide) == ("gru" if KIND.get(key, key) == "gru" else None)
+
+
+@pytest.mark.parametrize("key", list(CELLS))
 def test_fused_inference_forward_equals_generic(key):
     # Batch 4 takes the fused forward in inference on both backends (XLA on
     # TensorFlow, the projection before the loop on both); its gradients
