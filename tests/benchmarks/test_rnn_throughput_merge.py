@@ -109,3 +109,58 @@ def test_a_worker_named_jax_times_keras_on_jax(tmp_path):
     subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=600)
     result = json.loads(out.read_text())
     assert result["meta"]["jax"]["keras_backend"] == "jax"
+
+
+JIT_CHECK = """
+import sys
+import numpy as np
+import jax
+sys.path.insert(0, sys.argv[1])
+import rnn_throughput as bench
+from keras_seqmodels.layers import backend_rnn
+
+cfg = dict(batch=4, time=5, features=3, units=6)
+rng = np.random.default_rng(0)
+x = rng.standard_normal((4, 5, 3)).astype("float32")
+keep = np.arange(5)[None, :] < np.array([5, 3, 1, 4])[:, None]
+y = rng.standard_normal((4, 5, 6)).astype("float32")
+sample = jax.device_put(([x, keep], y))
+for cell in ("LSTM", "GRU"):
+    runners = bench.jax_jit_models(cell, cfg, sample)
+    names = {"ours", "ours_generic", "keras", "ours_fused_infer", "ours_hoist"}
+    assert names <= set(runners), sorted(runners)
+    assert ("ours_cudnn_infer" in runners) == (cell == "LSTM")
+    for name, (train, infer) in runners.items():
+        before = np.asarray(infer(sample[0]))
+        assert before.shape == (4, 5, 6) and np.isfinite(before).all(), name
+        if name.startswith("ours"):
+            assert np.all(before[~keep] == 0), name  # masked steps output zeros
+        train(*sample)
+        after = np.asarray(infer(sample[0]))
+        assert np.abs(after - before).max() > 0, name  # the SGD step changed the weights
+assert backend_rnn._JAX_CUDNN_INFERENCE is False
+print("ok")
+"""
+
+
+def test_jit_mode_times_compiled_layers_that_train(tmp_path):
+    # --jit (JAX): each layer as one compiled function; the inference runs the
+    # layer's forward and the training step updates the weights it reads.
+    import subprocess
+    import sys
+
+    env = dict(os.environ, KERAS_BACKEND="jax", KERAS_HOME=str(tmp_path))
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
+    bench_dir = os.path.join(ROOT, "benchmarks")
+    result = subprocess.run([sys.executable, "-c", JIT_CHECK, bench_dir], env=env,
+                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().endswith("ok")
+
+
+def test_jit_mode_is_for_the_jax_worker_only():
+    import pytest
+
+    bench = load_benchmark()
+    with pytest.raises(SystemExit, match="--jit times JAX only"):
+        bench.run_worker("tensorflow", [], [], 1.0, jit=True)
