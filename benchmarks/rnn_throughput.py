@@ -27,6 +27,10 @@ its generic loop where it has one), with masked rows and cuDNN's ``torch.nn``:
     KERAS_BACKEND=jax python benchmarks/rnn_throughput.py --backends jax,torch \
         --torch-device cuda --masks none,padded --out benchmarks/results/rnn_throughput_gpu.json
 
+There every Keras model's ``train_on_batch`` / ``predict_on_batch`` call costs
+several milliseconds whatever its layer; ``--jit`` (JAX worker) times each layer
+alone as one compiled function instead (``benchmarks/gpu.sh`` runs the GPU set).
+
 One
 backend only: ``--worker tensorflow --out part.json``. ``--combine a.json
 b.json ... --out all.json`` rebuilds the table from worker files. PyTorch is
@@ -155,7 +159,7 @@ def jax_jit_models(cell, cfg, sample):
         backend_rnn._JAX_CUDNN_INFERENCE = name == "ours_cudnn_infer"
         try:  # compiled here, so the switch holds while tracing
             step = jax.jit(step).lower(weights, x, target, mask).compile()
-            infer = jax.jit(infer, static_argnums=()).lower(weights, x, mask).compile()
+            infer = jax.jit(infer).lower(weights, x, mask).compile()
         finally:
             backend_rnn._JAX_CUDNN_INFERENCE = saved
         state = {"w": weights}
