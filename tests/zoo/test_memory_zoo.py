@@ -56,7 +56,8 @@ def test_seqmodels_evaluate_babi_prints_the_mean_error_last():
 
 
 @babi_registered
-def test_babi_memn2n_averages_the_probabilities_of_its_memory_networks():
+def test_babi_memn2n_answers_with_the_mean_probabilities_of_its_memory_networks():
+    # One network (the shipped single model) or an ensemble averaged by ProbabilityAverage.
     from keras_seqmodels.memory import MemoryNetwork
 
     with open(zoo.asset_path("babi-memn2n", "vocab")) as f:
