@@ -479,7 +479,7 @@ class Recurrent(keras.layers.Layer):
             where = "jax_gpu"
         if not training and kind not in self._fused_inference_kinds.get(where, ()):
             # Inference: the fused forward measured faster than the generic
-            # loop for every cell with JAX on a CPU, for the reset-before GRU
+            # loop for every cell with JAX on a CPU or a GPU, for the reset-before GRU
             # elsewhere, and for every cell when compiled with XLA or at a
             # small batch (BENCHMARKS.md).
             if sequences is None or not any(self._fused_options(sequences)):
