@@ -110,36 +110,43 @@ def keras_models(cell, cfg, masked=False):
     return runners
 
 
+def jit_layers(cell, cfg):
+    """``keras_layers`` plus the package's layer with other settings than its
+    defaults: for the LSTM with cuDNN in inference (``ours_cudnn_infer``; the
+    switch is set while ``jax_jit_models`` compiles it); for every cell with
+    the fused loop in inference on every platform (``ours_fused_infer``) and,
+    besides, the input product hoisted out of that loop (``ours_hoist``)."""
+    from keras_seqmodels.layers import fused_rnn
+
+    layers = keras_layers(cell, cfg)
+    if cell == "LSTM":
+        layers["ours_cudnn_infer"] = keras_layers(cell, cfg)["ours"]
+    every = tuple(fused_rnn.BLOCKS)
+    for name, hoist in (("ours_fused_infer", False), ("ours_hoist", True)):
+        layer = keras_layers(cell, cfg)["ours"]
+        # Tuning switches the layer reads per instance.
+        layer._fused_inference_kinds = dict.fromkeys(layer._fused_inference_kinds, every)
+        layer._fused_hoist = hoist
+        layers[name] = layer
+    return layers
+
+
 def jax_jit_models(cell, cfg, sample):
     """The same layers, each timed as one compiled JAX function of the layer
     alone (``jax.jit`` of ``stateless_call``; training = gradient and an SGD
     update of the weights), without the cost of a Keras
     ``train_on_batch`` / ``predict_on_batch`` call. ``sample`` is
-    ``(x, y)`` or ``([x, mask], y)`` as device arrays. The package's layer is
-    also timed with other settings than its defaults: for the LSTM with cuDNN
-    in inference (``ours_cudnn_infer``); for every cell with the fused loop in
-    inference (``ours_fused_infer``) and with the input product hoisted out
-    of that loop (``ours_hoist``)."""
+    ``(x, y)`` or ``([x, mask], y)`` as device arrays; the layers are
+    ``jit_layers``."""
     import jax
     import jax.numpy as jnp
 
-    from keras_seqmodels.layers import backend_rnn, fused_rnn
+    from keras_seqmodels.layers import backend_rnn
 
     inputs, target = sample
     x, mask = inputs if isinstance(inputs, (list, tuple)) else (inputs, None)
-    layers = keras_layers(cell, cfg)
-    if cell == "LSTM":
-        layers["ours_cudnn_infer"] = keras_layers(cell, cfg)["ours"]
-    # The fused loop in inference too, without and with the input product
-    # hoisted out of the loop (tuning switches the layer reads per instance).
-    every_kind = {"jax": tuple(fused_rnn.BLOCKS)}
-    for name, hoist in (("ours_fused_infer", False), ("ours_hoist", True)):
-        layer = keras_layers(cell, cfg)["ours"]
-        layer._fused_inference_kinds = every_kind
-        layer._fused_hoist = hoist
-        layers[name] = layer
     runners = {}
-    for name, layer in layers.items():
+    for name, layer in jit_layers(cell, cfg).items():
         layer.build(x.shape)
         fixed = [v.value for v in layer.non_trainable_variables]
         weights = [v.value for v in layer.trainable_variables]

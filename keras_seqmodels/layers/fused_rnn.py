@@ -375,14 +375,21 @@ def _chunks(steps, chunks):
     return [(a, b) for a, b in reversed(list(zip(bounds[:-1], bounds[1:]))) if a < b]
 
 
+def _steps(v, start, end):
+    """Steps ``start:end`` of a time-major sequence (``v`` itself, not a
+    slice, when they are all of it or ``v`` is None)."""
+    if v is None or (start == 0 and end in (None, v.shape[0])):
+        return v
+    return v[start:end]
+
+
 def _chunk_grads(kind, params, da, x, h_seq, h0, c_seq, c0, saved, start, end):
     """The weight and input gradients of steps ``start:end``, from that
     chunk's gate gradients ``da``; the states before the chunk are read from
     the sequences. Returns ``(dx, grads)``."""
-    whole = start == 0 and end in (None, h_seq.shape[0])
 
     def part(v):
-        return v if whole or v is None else v[start:end]
+        return _steps(v, start, end)
 
     h_before = h0 if start == 0 else h_seq[start - 1]
     c_before = c0 if start == 0 or c_seq is None else c_seq[start - 1]
@@ -752,8 +759,7 @@ def _tf_loop(
             # Last chunk of steps first; each chunk's weight gradients depend
             # only on it, so TensorFlow can run them beside the next loop.
             for a, b in _chunks(h_seq.shape[0], chunks):
-                whole = a == 0 and b in (None, h_seq.shape[0])
-                result = backward(tuple(x if whole else x[a:b] for x in xs), init, pr)
+                result = backward(tuple(_steps(x, a, b) for x in xs), init, pr)
                 da = result[-1]
                 init = tuple(result[:-1]) + (da0,)
                 dz_c, part = _chunk_grads(kind, pr, da, z, h_seq, h0, c_seq, c0, gates, a, b)

@@ -139,6 +139,18 @@ for cell in ("LSTM", "GRU"):
         after = np.asarray(infer(sample[0]))
         assert np.abs(after - before).max() > 0, name  # the SGD step changed the weights
 assert backend_rnn._JAX_CUDNN_INFERENCE is False
+# As on a GPU (where the defaults differ): the variants' own switches must hold.
+import keras
+from keras_seqmodels.layers import fused_rnn
+fused_rnn._jax_platform = lambda: "gpu"
+wide = keras.KerasTensor((128, 50, 3))
+for cell, kind in (("LSTM", "lstm"), ("GRU", "gru_after")):
+    layers = bench.jit_layers(cell, cfg)
+    assert layers["ours"]._fused_options(wide)[1] is True  # the GPU default hoists
+    assert layers["ours_fused_infer"]._fused_kind(False, wide) == kind
+    assert layers["ours_fused_infer"]._fused_options(wide)[1] is False
+    assert layers["ours_hoist"]._fused_kind(False, wide) == kind
+    assert layers["ours_hoist"]._fused_options(wide)[1] is True
 print("ok")
 """
 
