@@ -1,17 +1,12 @@
 """The recurrent benchmark's merging of repeated worker processes."""
 
-import importlib.util
 import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from scripts import ROOT, load_script
 
 
 def load_benchmark():
-    path = os.path.join(ROOT, "benchmarks", "rnn_throughput.py")
-    spec = importlib.util.spec_from_file_location("rnn_throughput", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks", "rnn_throughput")
 
 
 def row(model, process, train, infer, backend="jax", cell="GRU"):
@@ -104,8 +99,20 @@ def test_a_worker_named_jax_times_keras_on_jax(tmp_path):
     env["KERAS_HOME"] = str(tmp_path)  # no keras.json naming another backend
     out = tmp_path / "jax.json"
     script = os.path.join(ROOT, "benchmarks", "rnn_throughput.py")
-    cmd = [sys.executable, script, "--worker", "jax", "--configs", "b32_t100_128to256",
-           "--cells", "Elman", "--repeats-scale", "0", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        script,
+        "--worker",
+        "jax",
+        "--configs",
+        "b32_t100_128to256",
+        "--cells",
+        "Elman",
+        "--repeats-scale",
+        "0",
+        "--out",
+        str(out),
+    ]
     subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=600)
     result = json.loads(out.read_text())
     assert result["meta"]["jax"]["keras_backend"] == "jax"

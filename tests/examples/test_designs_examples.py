@@ -1,21 +1,13 @@
 """Smoke tests: the examples of the other recurrent designs run end to end
 with tiny settings (issue 3)."""
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from scripts import load_script
 
 
 def load(name, folder="examples"):
-    path = os.path.join(ROOT, folder, f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(folder, name)
 
 
 def test_mackey_glass_integrator_converges_and_stays_in_range():

@@ -1,19 +1,13 @@
 """Smoke tests: the memory examples run end to end with tiny settings."""
 
-import importlib.util
 import os
 
 import numpy as np
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from scripts import ROOT, load_script
 
 
 def load_example(name):
-    path = os.path.join(ROOT, "examples", f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("examples", name)
 
 
 def test_ntm_copy_example_trains_and_plots(tmp_path):

@@ -1,19 +1,11 @@
 """Smoke test: the encoder-decoder example trains and decodes (issue 7)."""
 
-import importlib.util
-import os
-
 import numpy as np
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from scripts import load_script
 
 
 def _load():
-    path = os.path.join(ROOT, "examples", "encoder_decoder.py")
-    spec = importlib.util.spec_from_file_location("encoder_decoder_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("examples", "encoder_decoder", "encoder_decoder_example")
 
 
 def test_toy_data_targets_are_reversed_sources():
@@ -27,7 +19,6 @@ def test_toy_data_targets_are_reversed_sources():
 
 
 def test_example_runs_small():
-    result = _load().main(["--samples", "256", "--epochs", "2", "--units", "16",
-                           "--max-len", "5"])
+    result = _load().main(["--samples", "256", "--epochs", "2", "--units", "16", "--max-len", "5"])
     assert result["last_loss"] < result["first_loss"]
     assert 0.0 <= result["greedy_exact_match"] <= 1.0

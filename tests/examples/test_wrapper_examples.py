@@ -1,19 +1,11 @@
 """Smoke test: the four-direction image example runs end to end, tiny."""
 
-import importlib.util
-import os
-
 import numpy as np
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from scripts import load_script
 
 
 def load_example(name):
-    path = os.path.join(ROOT, "examples", f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("examples", name)
 
 
 def test_quadrant_labels_follow_the_bright_pixel():

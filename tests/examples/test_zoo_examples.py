@@ -1,23 +1,19 @@
 """Smoke tests: the zoo examples run end to end with tiny settings and learn."""
 
-import importlib.util
 import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from scripts import ROOT, load_script
 
 
 def load_example(name):
-    path = os.path.join(ROOT, "examples", f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("examples", name)
 
 
 def test_bidirectional_tagger_beats_the_majority_baseline():
     fixtures = os.path.join(ROOT, "tests", "fixtures")
     result = load_example("bidirectional_tagger").main(
-        ["--epochs", "3", "--limit", "120", "--data-dir", fixtures])
+        ["--epochs", "3", "--limit", "120", "--data-dir", fixtures]
+    )
     assert result["loss"][-1] < result["loss"][0]
     assert result["accuracy"] > result["baseline"] + 0.1
     # evaluate's accuracy metric counts the same (unpadded) tokens as the check here
