@@ -8,7 +8,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def load_script(folder, name, module_name=None):
-    """The module of ``ROOT/folder/name.py``, run once per call."""
+    """The module of ``ROOT/folder/name.py``, executed afresh at each call
+    (not cached in ``sys.modules``)."""
     path = os.path.join(ROOT, folder, f"{name}.py")
     spec = importlib.util.spec_from_file_location(module_name or name, path)
     module = importlib.util.module_from_spec(spec)
