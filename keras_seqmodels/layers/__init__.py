@@ -1,5 +1,6 @@
 """Layers: the recurrent runner and (later) wrappers."""
 
+from keras_seqmodels.layers.bias import Bias
 from keras_seqmodels.layers.bidirectional import Bidirectional
 from keras_seqmodels.layers.character_encoder import CharacterEncoder
 from keras_seqmodels.layers.conditioned_recurrent import ConditionedRecurrent
@@ -16,6 +17,7 @@ from keras_seqmodels.layers.tag_lookup import TagLookup
 from keras_seqmodels.layers.tree_lstm import TreeLSTM
 
 __all__ = [
+    "Bias",
     "Bidirectional",
     "CRF",
     "CRFTagger",

@@ -173,6 +173,11 @@ def _ntm():
     return [floats(2, 5, 3)], lambda t: layer(t[0]), [layer]
 
 
+def _bias():
+    layer = ks.layers.Bias()
+    return [floats(2, 5, 3)], lambda t: layer(t[0]), [layer]
+
+
 def _probability_average():
     layer = ks.layers.ProbabilityAverage()
     return [floats(2, 5), floats(2, 5)], lambda t: layer([t[0], t[1]]), [layer]
@@ -213,6 +218,7 @@ LAYER_EXAMPLES = {
     "MemoryNetwork": _memory_network,
     "NTM": _ntm,
     "ProbabilityAverage": _probability_average,
+    "Bias": _bias,
     "StackedCells": _stacked_cells,
     "EchoStateGenerator": _echo_state_generator,
     "RecurrentEncoder": _recurrent_encoder,
