@@ -5,6 +5,7 @@ architecture; the last ones load the zoo's artifact (perplexity floor on
 sentences written for the test, ``.keras`` round trip, ``seqmodels generate``).
 """
 
+import json
 import math
 
 import keras
@@ -159,6 +160,66 @@ def test_sampling_reruns_the_prefix_for_a_model_that_is_not_a_recurrent_chain(lm
     assert not decoding.decoder_for(model).incremental
     ours = decoding.sample(model, vocab, "the company", 6, 0.8, 2)
     assert ours == _full_prefix_sample(model, vocab, "the company", 6, 0.8, 2)
+
+
+# --- Variants: variational dropout and tied weights -------------------------
+
+
+def test_tied_model_scores_with_the_embedding_matrix(lm, recipe):
+    """Tied: logits = h Eᵀ + b with E the embedding (one matrix fewer), and
+    the stateful evaluator of a tied model scores it as one pass does."""
+    model, vocab, ids = lm
+    tied = recipe.build_model(len(vocab), units=8, layers=2, tie_weights=True, seed=3)
+    assert recipe.is_tied(tied) and not recipe.is_tied(model)
+    assert tied.count_params() == model.count_params() - len(vocab) * 8
+    hidden = keras.Model(tied.inputs, tied.get_layer("dropout_out").output)
+    x = ids[None, :-1]
+    E = keras.ops.convert_to_numpy(tied.get_layer("embedding").embeddings)
+    b = keras.ops.convert_to_numpy(tied.get_layer("logits").bias)
+    logits = np.asarray(tied.predict_on_batch(x))
+    np.testing.assert_allclose(logits, np.asarray(hidden.predict_on_batch(x)) @ E.T + b,
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+    ppl, count = recipe.perplexity(tied, ids, 8, 2, batch=1, bptt=7)
+    logits = logits[0].astype("float64")
+    logits -= logits.max(-1, keepdims=True)
+    nll = np.log(np.exp(logits).sum(-1)) - logits[np.arange(len(ids) - 1), ids[1:]]
+    assert count == len(ids) - 1
+    np.testing.assert_allclose(ppl, math.exp(nll.mean()), rtol=1e-4)
+    words = decoding.sample(tied, vocab, "the company", 5, 0.8, 2)
+    assert words == _full_prefix_sample(tied, vocab, "the company", 5, 0.8, 2)
+
+
+def test_variational_dropout_keeps_one_mask_per_row_and_window(recipe):
+    model = recipe.build_model(20, units=6, layers=2, dropout=0.5, recurrent_dropout=0.3,
+                               variational=True)  # fmt: skip
+    for i in range(2):
+        assert model.get_layer(f"lstm_{i}").cell.recurrent_dropout == 0.3
+    drop = model.get_layer("dropout_0")
+    masked = np.asarray(drop(np.ones((4, 9, 6), "float32"), training=True))
+    assert 0 < (masked == 0).mean() < 1  # some units dropped, not all
+    np.testing.assert_array_equal(masked, np.repeat(masked[:, :1], 9, axis=1))
+    plain = recipe.build_model(20, units=6, layers=2, dropout=0.5).get_layer("dropout_0")
+    per_token = np.asarray(plain(np.ones((4, 9, 6), "float32"), training=True))
+    assert not np.array_equal(per_token, np.repeat(per_token[:, :1], 9, axis=1))
+
+
+def test_variant_options_train_package_and_evaluate(tmp_path, capsys):
+    from keras_seqmodels.cli.main import main
+
+    small = ["--units", "8", "--batch-size", "4", "--bptt", "5", "--tie-weights", "true",
+             "--variational", "true", "--recurrent-dropout", "0.2", "--dropout", "0.3"]
+    work = tmp_path / "run"
+    assert main(["train", "ptb-lstm", "--smoke", "--epochs", "1", "--work-dir", str(work),
+                 "--verbose", "0", *small]) == 0  # fmt: skip
+    model = keras.saving.load_model(work / "ptb-lstm.keras", safe_mode=True)
+    assert network.is_tied(model)
+    assert model.get_layer("lstm_0").cell.recurrent_dropout == 0.2
+    assert model.get_layer("dropout_out").noise_shape == (None, 1, None)
+    capsys.readouterr()
+    argv = ["--smoke", "--split", "validation", "--model", str(work / "ptb-lstm.keras")]
+    assert main(["evaluate", "ptb-lstm", *argv]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert np.isfinite(result["perplexity"]) and result["perplexity"] > 1
 
 
 # --- The shipped artifact --------------------------------------------------

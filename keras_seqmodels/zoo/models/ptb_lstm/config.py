@@ -14,6 +14,12 @@ CONFIG = {
     "decay_after": 5,  # the rate decays every epoch after this one
     "clip": 5.0,  # global gradient-norm clip
     "init_scale": 0.1,
+    # Variants, off in the shipped model (network.build_model): one dropout
+    # mask per row and window (Gal & Ghahramani), dropout on h(t-1), and the
+    # logits tied to the embedding (Press & Wolf).
+    "variational": False,
+    "recurrent_dropout": 0.0,
+    "tie_weights": False,
 }
 SPLITS = {"train": "train", "validation": "valid", "test": "test"}
 SMOKE_WORDS = 40  # the smoke stream's vocabulary

@@ -32,12 +32,22 @@ def stream_batches(ids, batch, bptt):
 
 def build_model(vocab_size, units=200, layers=2, dropout=0.0, batch=None, bptt=None,
                 stateful=False, unroll=False, init_scale=0.1, precompute_inputs=False,
-                seed=1):  # fmt: skip
+                seed=1, recurrent_dropout=0.0, variational=False, tie_weights=False):  # fmt: skip
     """Embedding → (Dropout → LSTM) × layers → Dropout → Dense(vocab) logits.
 
     The LSTMs are the package's ``Recurrent(LSTMCell)``. Every weight starts
     uniform in ``[-init_scale, init_scale]`` and the forget bias at 0, as in
     Zaremba et al. (2014); dropout acts on the non-recurrent connections only.
+
+    Variants (all off by default, the shipped model's form):
+        variational: one dropout mask per row and window on each
+            non-recurrent connection instead of one per token (Gal &
+            Ghahramani 2016); with ``recurrent_dropout``, also on ``h(t-1)``
+            inside each LSTM (the cell's own per-sequence mask; those LSTMs
+            then train through the generic loop, not the fused kernel).
+        tie_weights: the logits are ``h Eᵀ + b`` with ``E`` the embedding
+            matrix (Press & Wolf 2017; Inan et al. 2017): Keras's
+            ``ReversibleEmbedding`` called twice and ``ks.layers.Bias``.
     """
     import keras
 
@@ -47,15 +57,27 @@ def build_model(vocab_size, units=200, layers=2, dropout=0.0, batch=None, bptt=N
     def init(i):
         return keras.initializers.RandomUniform(-init_scale, init_scale, seed=seed * 100 + i)
 
+    noise_shape = (None, 1, None) if variational else None
     ids = keras.Input(batch_shape=(batch, bptt), dtype="int32", name="ids")
-    x = keras.layers.Embedding(vocab_size, units, embeddings_initializer=init(0),
-                               name="embedding")(ids)  # fmt: skip
+    if tie_weights:
+        embedding = keras.layers.ReversibleEmbedding(
+            vocab_size, units, embeddings_initializer=init(0), reverse_dtype="float32",
+            name="embedding",
+        )  # fmt: skip
+    else:
+        embedding = keras.layers.Embedding(vocab_size, units, embeddings_initializer=init(0),
+                                           name="embedding")  # fmt: skip
+    x = embedding(ids)
     for i in range(layers):
-        x = keras.layers.Dropout(dropout, seed=seed * 100 + 50 + i, name=f"dropout_{i}")(x)
+        x = keras.layers.Dropout(dropout, noise_shape=noise_shape, seed=seed * 100 + 50 + i,
+                                 name=f"dropout_{i}")(x)  # fmt: skip
+        options = {}
+        if recurrent_dropout:
+            options = dict(recurrent_dropout=recurrent_dropout, seed=seed * 100 + 60 + i)
         cell = cells.LSTMCell(units, kernel_initializer=init(3 * i + 1),
                               recurrent_initializer=init(3 * i + 2),
                               bias_initializer=init(3 * i + 3), unit_forget_bias=False,
-                              name=f"lstm_cell_{i}")  # fmt: skip
+                              name=f"lstm_cell_{i}", **options)  # fmt: skip
         x = ks_layers.Recurrent(
             cell,
             return_sequences=True,
@@ -64,11 +86,24 @@ def build_model(vocab_size, units=200, layers=2, dropout=0.0, batch=None, bptt=N
             precompute_inputs=precompute_inputs,
             name=f"lstm_{i}",
         )(x)
-    x = keras.layers.Dropout(dropout, seed=seed * 100 + 99, name="dropout_out")(x)
+    x = keras.layers.Dropout(dropout, noise_shape=noise_shape, seed=seed * 100 + 99,
+                             name="dropout_out")(x)  # fmt: skip
     # float32 logits also under a mixed precision policy (a stable softmax).
-    logits = keras.layers.Dense(vocab_size, kernel_initializer=init(90), bias_initializer=init(91),
-                                dtype="float32", name="logits")(x)  # fmt: skip
+    if tie_weights:
+        logits = ks_layers.Bias(bias_initializer=init(91), dtype="float32",
+                                name="logits")(embedding(x, reverse=True))  # fmt: skip
+    else:
+        logits = keras.layers.Dense(vocab_size, kernel_initializer=init(90),
+                                    bias_initializer=init(91), dtype="float32",
+                                    name="logits")(x)  # fmt: skip
     return keras.Model(ids, logits, name="ptb_lstm")
+
+
+def is_tied(model):
+    """Whether ``model`` (made by ``build_model``) ties its logits to the embedding."""
+    import keras
+
+    return isinstance(model.get_layer("embedding"), keras.layers.ReversibleEmbedding)
 
 
 def model_shape(model):
@@ -97,8 +132,8 @@ def stream_evaluator(model, units, layers, batch=10):
     """The stateful, dropout-free copy of ``model``'s network that
     ``perplexity`` scores with (``batch`` rows); reuse it across calls to
     compile its forward pass once."""
-    return build_model(model.get_layer("logits").units, units, layers, 0.0,
-                       batch=batch, stateful=True)  # fmt: skip
+    return build_model(model.get_layer("embedding").input_dim, units, layers, 0.0,
+                       batch=batch, stateful=True, tie_weights=is_tied(model))  # fmt: skip
 
 
 def perplexity(model, ids, units, layers, batch=10, bptt=100, evaluator=None):

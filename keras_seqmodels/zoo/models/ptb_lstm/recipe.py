@@ -121,8 +121,17 @@ def build_model(config):
     return network.build_model(
         vocab_size, config["units"], config["layers"], config["dropout"],
         batch=config["batch_size"], bptt=config["bptt"], stateful=True,
-        init_scale=config["init_scale"], seed=config["seed"],
+        init_scale=config["init_scale"], seed=config["seed"], **_variant(config),
     )  # fmt: skip
+
+
+def _variant(config):
+    """The ``build_model`` options of the variants (defaults where unset)."""
+    return dict(
+        recurrent_dropout=config.get("recurrent_dropout", 0.0),
+        variational=config.get("variational", False),
+        tie_weights=config.get("tie_weights", False),
+    )
 
 
 def compile_options(config):
@@ -171,7 +180,8 @@ def package(model, config):
     """The stateless model (any batch, any length) with the trained weights;
     the vocabulary is written beside the work folder's artifact."""
     vocab = vocabulary(config["data_dir"])
-    free = network.build_model(len(vocab), config["units"], config["layers"], config["dropout"])
+    free = network.build_model(len(vocab), config["units"], config["layers"], config["dropout"],
+                               **_variant(config))  # fmt: skip
     network.copy_weights(model, free)
     with open(os.path.join(config["work_dir"], "vocab.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(vocab) + "\n")
