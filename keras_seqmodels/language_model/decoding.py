@@ -5,54 +5,60 @@ the zoo's ptb-lstm task and ``seqmodels generate``."""
 
 # Layers that act on each position alone: a chain of these and forward
 # Recurrent runners is causal, so its next-word logits after one more word
-# follow from the carried states and that word.
-_POSITIONWISE = ("InputLayer", "Embedding", "Dropout", "Dense", "Activation", "Softmax")
+# follow from the carried states and that word. ``ReversibleEmbedding`` may
+# be called twice (ids to vectors, then ``reverse=True`` for tied logits).
+_POSITIONWISE = ("Embedding", "ReversibleEmbedding", "Dropout", "Dense", "Activation", "Softmax",
+                 "Bias")  # fmt: skip
+_CALL_OPTIONS = {"ReversibleEmbedding": ("reverse",)}  # keyword arguments kept when stepping
 
 
 def _recurrent_chain(model):
-    """The layers of ``model`` if it is a chain that can be stepped word by word.
+    """The calls of ``model`` as ``[(layer, kwargs)]``, input to output, if it
+    is a chain that can be stepped word by word; otherwise ``None``.
 
-    That is a functional model ``ids -> logits`` whose layers each take the
-    previous one's output, all position-wise (``_POSITIONWISE``, no
-    ``mask_zero``) or forward, non-stateful ``Recurrent`` runners returning
-    sequences, at least one of them. Otherwise ``None``.
+    That is a model ``ids -> logits`` with one input and one output whose
+    output is reached from the input through calls that each take the one
+    tensor made by the call before: of position-wise layers
+    (``_POSITIONWISE``, no ``mask_zero``) or of forward, non-stateful
+    ``Recurrent`` runners returning sequences (at least one). ``kwargs`` are
+    the call's own options (``reverse=True`` of a tied output layer).
     """
     from keras_seqmodels.layers import Recurrent
 
+    calls = []
     try:
-        config = model.get_config()
-        nodes = config["layers"]
-    except (AttributeError, KeyError, NotImplementedError, TypeError):
-        return None
-    if len(model.inputs) != 1 or len(model.outputs) != 1 or len(nodes) != len(model.layers):
-        return None
-    for i, (node, layer) in enumerate(zip(nodes, model.layers)):
-        if node.get("name") != layer.name:
+        if len(model.inputs) != 1 or len(model.outputs) != 1:
             return None
-        if isinstance(layer, Recurrent):
-            if layer.go_backwards or layer.stateful or not layer.return_sequences:
+        tensor = model.outputs[0]
+        while True:
+            layer, index, _ = tensor._keras_history
+            node = layer._inbound_nodes[index]
+            if not node.input_tensors:  # reached an input
+                if tensor is not model.inputs[0]:
+                    return None
+                break
+            args, kwargs = node.arguments.args, dict(node.arguments.kwargs)
+            if len(args) != 1 or len(node.input_tensors) != 1 or args[0] is not node.input_tensors[0]:
                 return None
-            if layer.return_state:
+            kwargs.pop("training", None)
+            kept = {k: kwargs.pop(k) for k in _CALL_OPTIONS.get(type(layer).__name__, ())
+                    if k in kwargs}  # fmt: skip
+            if any(v is not None for v in kwargs.values()):
+                return None  # an initial state or a mask from elsewhere
+            if isinstance(layer, Recurrent):
+                if layer.go_backwards or layer.stateful or not layer.return_sequences:
+                    return None
+                if layer.return_state:
+                    return None
+            elif type(layer).__name__ not in _POSITIONWISE or getattr(layer, "mask_zero", False):
                 return None
-        elif type(layer).__name__ not in _POSITIONWISE or getattr(layer, "mask_zero", False):
-            return None
-        if i == 0:
-            if node["class_name"] != "InputLayer":
-                return None
-            continue
-        inbound = node.get("inbound_nodes", [])
-        if len(inbound) != 1 or len(inbound[0].get("args", [])) != 1:
-            return None
-        arg = inbound[0]["args"][0]
-        history = arg.get("config", {}).get("keras_history") if isinstance(arg, dict) else None
-        if not history or history[0] != nodes[i - 1]["name"]:
-            return None
-        kwargs = inbound[0].get("kwargs", {})
-        if any(v is not None for k, v in kwargs.items() if k != "training"):
-            return None  # an initial state or a mask from elsewhere
-    if not any(isinstance(layer, Recurrent) for layer in model.layers):
+            calls.append((layer, kept))
+            tensor = args[0]
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
         return None
-    return list(model.layers)
+    if not any(isinstance(layer, Recurrent) for layer, _ in calls):
+        return None
+    return calls[::-1]
 
 
 class _PrefixDecoder:
@@ -90,16 +96,16 @@ class _StateDecoder:
 
     incremental = True
 
-    def __init__(self, model, layers):
+    def __init__(self, model, calls):
         import keras
 
         from keras_seqmodels.layers import Recurrent
 
         ids = keras.Input(batch_shape=(None, None), dtype="int32", name="ids")
         x, state_inputs, state_outputs, self._zero_states = ids, [], [], []
-        for layer in layers[1:]:
+        for layer, kwargs in calls:
             if not isinstance(layer, Recurrent):
-                x = layer(x)
+                x = layer(x, **kwargs)
                 continue
             zeros = [keras.ops.convert_to_numpy(s) for s in layer._initial_state(1)]
             inputs = [
@@ -138,8 +144,8 @@ class _StateDecoder:
 
 def decoder_for(model):
     """A next-word decoder for ``model``: incremental when it is a recurrent chain."""
-    layers = _recurrent_chain(model)
-    return _StateDecoder(model, layers) if layers is not None else _PrefixDecoder(model)
+    calls = _recurrent_chain(model)
+    return _StateDecoder(model, calls) if calls is not None else _PrefixDecoder(model)
 
 
 def sample(model, vocabulary, prompt, length, temperature=1.0, seed=None):

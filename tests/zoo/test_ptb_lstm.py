@@ -162,6 +162,22 @@ def test_sampling_reruns_the_prefix_for_a_model_that_is_not_a_recurrent_chain(lm
     assert ours == _full_prefix_sample(model, vocab, "the company", 6, 0.8, 2)
 
 
+def test_sampling_reruns_the_prefix_when_a_state_comes_from_elsewhere(lm):
+    """A Recurrent whose initial state is computed from the text (not carried
+    from zeros) cannot be stepped from its own states alone."""
+    from keras_seqmodels import cells, layers
+
+    _, vocab, _ = lm
+    keras.utils.set_random_seed(2)
+    ids = keras.Input((None,), dtype="int32")
+    h = keras.layers.Embedding(len(vocab), 8)(ids)
+    start = keras.layers.Dense(8)(keras.layers.GlobalAveragePooling1D()(h))
+    h = layers.Recurrent(cells.GRUCell(8), return_sequences=True)(h, initial_state=[start])
+    model = keras.Model(ids, keras.layers.Dense(len(vocab))(h))
+    assert decoding._recurrent_chain(model) is None
+    assert not decoding.decoder_for(model).incremental
+
+
 # --- Variants: variational dropout and tied weights -------------------------
 
 
@@ -185,8 +201,12 @@ def test_tied_model_scores_with_the_embedding_matrix(lm, recipe):
     nll = np.log(np.exp(logits).sum(-1)) - logits[np.arange(len(ids) - 1), ids[1:]]
     assert count == len(ids) - 1
     np.testing.assert_allclose(ppl, math.exp(nll.mean()), rtol=1e-4)
-    words = decoding.sample(tied, vocab, "the company", 5, 0.8, 2)
-    assert words == _full_prefix_sample(tied, vocab, "the company", 5, 0.8, 2)
+    # Sampled word by word with the LSTM states carried, the embedding
+    # called twice in the stepper as in the model.
+    assert decoding.decoder_for(tied).incremental
+    for temperature, seed in ((1e-4, 0), (0.8, 2)):
+        words = decoding.sample(tied, vocab, "the company", 8, temperature, seed)
+        assert words == _full_prefix_sample(tied, vocab, "the company", 8, temperature, seed)
 
 
 def test_variational_dropout_keeps_one_mask_per_row_and_window(recipe):
