@@ -38,7 +38,9 @@ def _recurrent_chain(model):
                     return None
                 break
             args, kwargs = node.arguments.args, dict(node.arguments.kwargs)
-            if len(args) != 1 or len(node.input_tensors) != 1 or args[0] is not node.input_tensors[0]:
+            if len(args) != 1 or len(node.input_tensors) != 1:
+                return None
+            if args[0] is not node.input_tensors[0]:
                 return None
             kwargs.pop("training", None)
             kept = {k: kwargs.pop(k) for k in _CALL_OPTIONS.get(type(layer).__name__, ())
