@@ -71,15 +71,21 @@ def test_model_equals_keras_lstm_with_state_carried_over_windows(recipe):
                                rtol=1e-5, atol=1e-5)  # fmt: skip
 
 
+def _one_pass_perplexity(logits, ids):
+    """Perplexity of ``ids[1:]`` under ``logits`` (one row per position of ``ids[:-1]``)."""
+    logits = np.asarray(logits, "float64")
+    logits = logits - logits.max(-1, keepdims=True)
+    nll = np.log(np.exp(logits).sum(-1)) - logits[np.arange(len(ids) - 1), ids[1:]]
+    return math.exp(nll.mean())
+
+
 def test_stateful_chunked_evaluation_equals_one_pass(lm, recipe):
     """TBPTT evaluation in chunks carries the state: same as one full pass."""
     model, vocab, ids = lm
     ppl, count = recipe.perplexity(model, ids, 8, 2, batch=1, bptt=7)
     assert count == len(ids) - 1
-    logits = np.asarray(model.predict_on_batch(ids[None, :-1]), "float64")[0]
-    logits -= logits.max(-1, keepdims=True)
-    nll = np.log(np.exp(logits).sum(-1)) - logits[np.arange(len(ids) - 1), ids[1:]]
-    np.testing.assert_allclose(ppl, math.exp(nll.mean()), rtol=1e-4)
+    logits = model.predict_on_batch(ids[None, :-1])[0]
+    np.testing.assert_allclose(ppl, _one_pass_perplexity(logits, ids), rtol=1e-4)
     # An untrained model is close to uniform over the vocabulary.
     assert 0.5 * len(vocab) < ppl < 2 * len(vocab)
 
@@ -196,11 +202,8 @@ def test_tied_model_scores_with_the_embedding_matrix(lm, recipe):
     np.testing.assert_allclose(logits, np.asarray(hidden.predict_on_batch(x)) @ E.T + b,
                                rtol=1e-5, atol=1e-5)  # fmt: skip
     ppl, count = recipe.perplexity(tied, ids, 8, 2, batch=1, bptt=7)
-    logits = logits[0].astype("float64")
-    logits -= logits.max(-1, keepdims=True)
-    nll = np.log(np.exp(logits).sum(-1)) - logits[np.arange(len(ids) - 1), ids[1:]]
     assert count == len(ids) - 1
-    np.testing.assert_allclose(ppl, math.exp(nll.mean()), rtol=1e-4)
+    np.testing.assert_allclose(ppl, _one_pass_perplexity(logits[0], ids), rtol=1e-4)
     # Sampled word by word with the LSTM states carried, the embedding
     # called twice in the stepper as in the model.
     assert decoding.decoder_for(tied).incremental

@@ -126,12 +126,8 @@ def build_model(config):
 
 
 def _variant(config):
-    """The ``build_model`` options of the variants (defaults where unset)."""
-    return dict(
-        recurrent_dropout=config.get("recurrent_dropout", 0.0),
-        variational=config.get("variational", False),
-        tie_weights=config.get("tie_weights", False),
-    )
+    """The ``build_model`` options of the variants."""
+    return {k: config[k] for k in ("recurrent_dropout", "variational", "tie_weights")}
 
 
 def compile_options(config):
