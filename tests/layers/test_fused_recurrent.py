@@ -22,6 +22,11 @@ CELLS = {
 }
 KIND = {"lstm_peep": "lstm"}
 
+# The tuning switches (``_fused_hoist``, ``_fused_jit``, ...) are class
+# attributes; a test sets them on its own layer instance, which dies with the
+# test, so nothing needs undoing. (``monkeypatch`` cannot undo them on a Keras
+# layer under TensorFlow: the attribute it would restore lives on the class.)
+
 # Holes in the middle, right padding, a row that starts masked and a row
 # that is fully masked.
 MASK = np.array(
@@ -133,21 +138,21 @@ def test_input_dropout_takes_the_fused_path_with_the_same_masks(key):
 
 @pytest.mark.parametrize("key", list(CELLS))
 @pytest.mark.parametrize("xla", [True, False])
-def test_projection_hoisted_before_the_loop_equals_generic(key, xla, monkeypatch):
+def test_projection_hoisted_before_the_loop_equals_generic(key, xla):
     # TensorFlow projects each gate separately before the loop; every kind
     # must put the parts back in its own gate order.
     rng = np.random.default_rng(9)
     x = rng.standard_normal((4, 7, 3))
     fused, generic = make_pair(key, x.shape, return_sequences=True, return_state=True)
-    monkeypatch.setattr(fused, "_fused_hoist", True)
-    monkeypatch.setattr(fused, "_fused_jit", xla)
+    fused._fused_hoist = True
+    fused._fused_jit = xla
     assert fused._fused_options(x) == (xla and BACKEND == "tensorflow", True)
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
 
 
 @pytest.mark.parametrize("key", list(CELLS))
 @pytest.mark.parametrize("groups", [1, 2])
-def test_reverse_loop_in_chunks_equals_generic(key, groups, monkeypatch):
+def test_reverse_loop_in_chunks_equals_generic(key, groups):
     if groups > 1 and BACKEND != "jax":
         pytest.skip("row blocks are a JAX loop option")
     # 7 steps in 3 chunks (2, 3, 2 steps): the states' gradients carried
@@ -157,8 +162,8 @@ def test_reverse_loop_in_chunks_equals_generic(key, groups, monkeypatch):
     fused, generic = make_pair(
         key, x.shape, return_sequences=True, return_state=True, go_backwards=True
     )
-    monkeypatch.setattr(fused, "_fused_groups", lambda kind, sequences: groups)
-    monkeypatch.setattr(fused, "_fused_chunks", lambda kind, g: 3)
+    fused._fused_groups = lambda kind, sequences: groups
+    fused._fused_chunks = lambda kind, g: 3
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
 
 
@@ -174,7 +179,7 @@ def test_reverse_loop_chunks_per_backend():
 
 @pytest.mark.skipif(BACKEND != "jax", reason="row blocks are a JAX loop option")
 @pytest.mark.parametrize("key", list(CELLS))
-def test_rows_in_two_blocks_equal_generic(key, monkeypatch):
+def test_rows_in_two_blocks_equal_generic(key):
     # Every kind's loop can carry the batch as blocks of rows; holes in the
     # mask, go_backwards and initial states must come out as from one block.
     rng = np.random.default_rng(12)
@@ -188,7 +193,7 @@ def test_rows_in_two_blocks_equal_generic(key, monkeypatch):
         calls.append(kind)
         return 2
 
-    monkeypatch.setattr(fused, "_fused_groups", two)
+    fused._fused_groups = two
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
     assert calls  # the fused loop ran with two blocks
 
@@ -261,7 +266,7 @@ def test_jax_on_a_gpu_hoists_and_runs_inference_fused(key, monkeypatch):
     wide = keras.KerasTensor((128, 50, 3))
     assert fused._fused_options(wide) == (False, True)
     assert fused._fused_kind(False, wide) == KIND.get(key, key)
-    monkeypatch.setattr(fused, "_fused_hoist", False)  # the switch still rules
+    fused._fused_hoist = False  # the switch still rules
     assert fused._fused_options(wide) == (False, False)
     monkeypatch.setattr(fused_rnn, "_jax_platform", lambda: "tpu")  # not measured
     fused._fused_hoist = None
@@ -285,7 +290,7 @@ def test_fused_inference_forward_equals_generic(key):
 
 @pytest.mark.parametrize("key", list(CELLS))
 @pytest.mark.parametrize("training", [True, False])
-def test_fused_without_xla_or_hoist_equals_generic(key, training, monkeypatch):
+def test_fused_without_xla_or_hoist_equals_generic(key, training):
     # The loop as it runs for a length known only at run time and a large
     # batch: graph-mode tf.scan on TensorFlow, the input product per step.
     rng = np.random.default_rng(12)
@@ -293,10 +298,10 @@ def test_fused_without_xla_or_hoist_equals_generic(key, training, monkeypatch):
     fused, generic = make_pair(
         key, x.shape, return_sequences=True, return_state=True, go_backwards=True
     )
-    monkeypatch.setattr(fused, "_fused_jit", False)
-    monkeypatch.setattr(fused, "_fused_hoist_max_batch", 0)
+    fused._fused_jit = False
+    fused._fused_hoist_max_batch = 0
     every = tuple(KIND.get(k, k) for k in CELLS)
-    monkeypatch.setattr(fused, "_fused_inference_kinds", {BACKEND: every, "jax_cpu": every})
+    fused._fused_inference_kinds = {BACKEND: every, "jax_cpu": every}
     assert fused._fused_options(x) == (False, False)
     assert fused._fused_kind(training, x) == KIND.get(key, key)
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK, training=training)
