@@ -38,7 +38,8 @@ BLOCK = re.compile(r"```(?:bash|sh|shell)\n(.*?)```", re.S)
 
 # Programs shown in the docs that are not the package's commands.
 NOT_RUN = {
-    "pip": "installs the package (the README's install is checked by hand in a clean venv)",
+    "pip": "installs the package (CI runs the README's install in a brand-new venv)",
+    "source": "activates the virtual environment that CI makes and uses",
     "bash": "tools/run_tests.sh runs the whole test suite (what CI runs)",
     "saved_model_cli": "TensorFlow's own tool; the SavedModel it reads is made and "
     "called below (seqmodels export, python -c)",
@@ -138,6 +139,8 @@ def classify(words):
         return "not_run", NOT_RUN[program]
     if program not in ("seqmodels", "python"):
         return None, f"unknown program {program!r}"
+    if words[:3] == ["python", "-m", "venv"]:
+        return "not_run", "makes a virtual environment (CI makes one the same way)"
     if program == "python" and words[1:2] != ["-c"] and not re.match(
         r"^python (examples|benchmarks|tests)/", command
     ):
