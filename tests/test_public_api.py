@@ -145,12 +145,19 @@ def test_argument_names_follow_keras(name, obj):
     assert not wrong, f"{name}: rename {wrong}"
 
 
+# Cells assembled from layers the user gives take those first (as
+# keras.layers.RNN takes its cell); their width comes from the layers.
+LAYERS_FIRST = {"keras_seqmodels.cells.StateMachineCell": "transition"}
+
+
 def test_cells_and_recurrent_layers_take_units_first():
     for name, obj in EXPORTS:
         if not (inspect.isclass(obj) and issubclass(obj, keras.layers.Layer)):
             continue
         params = _parameters(obj)
-        if name.endswith("Cell") or (name.split(".")[-1] in {"NTM"}):
+        if name in LAYERS_FIRST:
+            assert params[0] == LAYERS_FIRST[name], f"{name}: first argument {params[0]!r}"
+        elif name.endswith("Cell") or (name.split(".")[-1] in {"NTM"}):
             assert params[0] == "units", f"{name}: first argument {params[0]!r}"
         if "return_sequences" in params:
             assert "return_state" in params, f"{name}: return_sequences without return_state"

@@ -17,6 +17,7 @@ from keras_seqmodels.cells.lstm_cell import LSTMCell
 from keras_seqmodels.cells.output_feedback_cell import OutputFeedbackCell
 from keras_seqmodels.cells.recurrent_cell import RecurrentCell
 from keras_seqmodels.cells.stacked_cells import StackedCells
+from keras_seqmodels.cells.state_machine_cell import StateMachineCell, state_machine_step
 from keras_seqmodels.cells.steps import (
     elman_step,
     gated_step,
@@ -46,6 +47,8 @@ __all__ = [
     "LSTMCell",
     "RecurrentCell",
     "StackedCells",
+    "StateMachineCell",
+    "state_machine_step",
     "elman_step",
     "gated_step",
     "gru_reset_after_step",
