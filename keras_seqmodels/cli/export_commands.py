@@ -1,4 +1,6 @@
-"""``seqmodels export NAME DIR``: write a zoo model as a SavedModel."""
+"""``seqmodels export NAME OUT [--format savedmodel|litert|onnx]``: write a
+zoo model or a ``.keras`` file as a SavedModel (a folder), a LiteRT flatbuffer
+(``OUT`` a ``.tflite`` file) or an ONNX graph (``OUT`` a ``.onnx`` file)."""
 
 import os
 
@@ -6,6 +8,12 @@ from keras_seqmodels.cli import options
 
 
 def _export(args):
+    if args.format != "savedmodel":
+        return _export_file(args)
+    if args.quantize is not None or args.representative_data is not None:
+        from keras_seqmodels.cli.main import UserError
+
+        raise UserError("--quantize and --representative-data are for --format litert")
     from keras_seqmodels import export
     from keras_seqmodels.cli.main import UserError
 
@@ -25,6 +33,72 @@ def _export(args):
         raise UserError(str(err)) from err
     print(f"wrote {args.directory} (SavedModel; signature 'serving_default')")
     return 0
+
+
+_SUFFIX = {"litert": ".tflite", "onnx": ".onnx"}
+
+
+def _export_file(args):
+    """``--format litert|onnx``: the id-level network, written as one file."""
+    from keras_seqmodels import export, zoo
+    from keras_seqmodels.cli.main import UserError
+
+    suffix = _SUFFIX[args.format]
+    if not args.directory.endswith(suffix):
+        raise UserError(f"--format {args.format} writes one file: give OUT ending in {suffix}")
+    if os.path.exists(args.directory):
+        raise UserError(f"{args.directory} exists; give a new file name")
+    if args.beam is not None:
+        raise UserError("--beam is for the SavedModel of a translation model")
+    if args.format == "onnx" and (args.quantize or args.representative_data):
+        raise UserError("--quantize and --representative-data are for --format litert")
+    if args.name.endswith(".keras"):
+        model = _load_keras_file(args.name)
+    else:
+        try:
+            model = zoo.load_model(args.name)
+        except KeyError as err:
+            raise UserError(str(err).strip("'\"")) from None
+    try:
+        if args.format == "litert":
+            data = _representative(args.representative_data)
+            written = export.to_litert(
+                model, args.directory, quantize=args.quantize, representative_data=data
+            )
+        else:
+            written = export.to_onnx(model, args.directory)
+    except (ValueError, TypeError, NotImplementedError) as err:
+        raise UserError(f"{args.name}: {str(err).splitlines()[0]}") from None
+    kind = "LiteRT flatbuffer" if args.format == "litert" else "ONNX graph"
+    print(f"wrote {written} ({kind})")
+    return 0
+
+
+def _representative(path):
+    """The arrays of ``--representative-data`` (``.npy``: one input; ``.npz``:
+    one array per input, in the model's input order), or ``None``."""
+    if path is None:
+        return None
+    import numpy as np
+
+    from keras_seqmodels.cli.main import UserError
+
+    if not os.path.isfile(path):
+        raise UserError(f"--representative-data: no such file: {path}")
+    try:
+        if path.endswith(".npz"):
+            with np.load(path, allow_pickle=False) as loaded:
+                arrays = [loaded[k] for k in loaded.files]
+        else:
+            arrays = [np.load(path, allow_pickle=False)]
+    except (OSError, ValueError) as err:
+        raise UserError(
+            f"--representative-data: cannot read {path} as .npy/.npz ({err}); "
+            "give np.save / np.savez output of real model inputs"
+        ) from None
+    if not arrays:
+        raise UserError(f"--representative-data: {path} holds no arrays")
+    return arrays[0] if len(arrays) == 1 else arrays
 
 
 def _keras_file_exporter(path, model):
@@ -92,7 +166,34 @@ def register(subparsers):
     p.add_argument(
         "name", help="zoo model name (see `seqmodels zoo list`) or a path to a .keras file"
     )
-    p.add_argument("directory", help="output folder (new or empty)")
+    p.add_argument(
+        "directory",
+        metavar="OUT",
+        help="output: a new or empty folder (savedmodel), a new .tflite file (litert) "
+        "or a new .onnx file (onnx)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("savedmodel", "litert", "onnx"),
+        default="savedmodel",
+        help="savedmodel (default): the serving signature, raw input in; litert and onnx: "
+        "the id-level network with the runtime's own recurrent kernels (LiteRT's fused "
+        "LSTM, ONNX's LSTM/GRU/RNN nodes); see docs/deploy.md",
+    )
+    p.add_argument(
+        "--quantize",
+        choices=("dynamic", "float16", "int8"),
+        default=None,
+        help="LiteRT only: dynamic-range, float16 or full-integer weights "
+        "(int8 needs --representative-data)",
+    )
+    p.add_argument(
+        "--representative-data",
+        default=None,
+        metavar="FILE",
+        help="LiteRT int8: a .npy (one input) or .npz (one array per input) of real "
+        "inputs that calibrate the integer ranges",
+    )
     p.add_argument(
         "--beam",
         type=options.beam_size,
