@@ -55,12 +55,29 @@ class Setup:
         return data
 
 
+def create(args):
+    """The ``tf.distribute`` strategy of ``args.strategy``, made now.
+
+    Call it before any TensorFlow operation of the process runs (data
+    loading, ``set_random_seed``): ``MultiWorkerMirroredStrategy`` configures
+    the collective operations of the eager context, which TensorFlow allows
+    only before that context starts ("Collective ops must be configured at
+    program startup"). ``None`` on other backends (``scope`` then sets up
+    ``keras.distribution``)."""
+    if keras.backend.backend() != "tensorflow":
+        return None
+    from keras_seqmodels.training.distribute import get_strategy
+
+    return get_strategy(args.strategy, tpu_address=getattr(args, "tpu", None))
+
+
 @contextlib.contextmanager
-def scope(args):
-    """Set the precision, enter the strategy; yield a ``Setup``."""
+def scope(args, strategy=None):
+    """Set the precision, enter the strategy (``strategy``, made by
+    ``create``, or one made from ``args`` now); yield a ``Setup``."""
     backend = keras.backend.backend()
     if backend == "tensorflow":
-        with recipe_utils.strategy_scope(args) as tf_setup:
+        with recipe_utils.strategy_scope(args, strategy=strategy) as tf_setup:
             yield Setup(tf_setup, args.batch_size)
         return
     keras.config.set_dtype_policy(args.precision)

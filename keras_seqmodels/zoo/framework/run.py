@@ -44,6 +44,9 @@ def train(recipe, args):
     ``--init-from FILE --epochs 0`` (on a TensorFlow machine) trains nothing
     and packages FILE as the selected model. ``--epochs 0`` alone loads the
     data and builds the network (the data preparation a recipe caches)."""
+    # First, before any TensorFlow operation: a multi-worker strategy can be
+    # made only then (distribution.create).
+    strategy = distribution.create(args)
     base = arguments.config_of(recipe, args)
     unknown = [k for k, _ in args.sweep if k not in base]
     if unknown:
@@ -63,7 +66,7 @@ def train(recipe, args):
         for key, value in overrides.items():
             config[key] = _typed(base[key], value)
         work_dir = os.path.join(args.work_dir, folder) if folder else args.work_dir
-        record = _fit_one(recipe, args, config, data_dir, work_dir)
+        record = _fit_one(recipe, args, config, data_dir, work_dir, strategy)
         results.append((record, work_dir, config))
     trained = [r for r in results if r[0] is not None]
     if not trained and args.epochs == 0:
@@ -206,14 +209,14 @@ def _typed(default, text):
     return text if default is None else type(default)(text)
 
 
-def _fit_one(recipe, args, config, data_dir, work_dir):
+def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
     os.makedirs(work_dir, exist_ok=True)
     with open(os.path.join(work_dir, "config.json"), "w", encoding="utf-8") as f:
         json.dump(config, f, indent=1, sort_keys=True)
     keras.utils.set_random_seed(config["seed"])
     train_data = recipe.load_data(data_dir, "train", args.smoke, config)
     validation = recipe.load_data(data_dir, "validation", args.smoke, config)
-    with distribution.scope(args) as setup:
+    with distribution.scope(args, strategy) as setup:
         model = recipe.build_model(config)
         options = _compile_options(recipe, config)
         if args.smoke:  # a few steps: tracing beats compiling with XLA
