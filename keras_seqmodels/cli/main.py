@@ -161,9 +161,21 @@ def describe_error(err, args=None):
     )
 
 
+def _take_debug(argv):
+    """``(argv without --debug, whether it was given)``: ``--debug`` works in
+    any position, also after a recipe's own options (``seqmodels train NAME
+    ... --debug``), which its sub-command hands on unparsed. Words after a
+    ``--`` are input, not options."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:end]
+    return [a for a in argv[:end] if a != "--debug"] + argv[end:], debug
+
+
 def main(argv=None):
     parser = build_parser()
+    argv, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
+    args.debug = debug
     # "plot curves", "zoo info": name the sub-command in messages too.
     command = " ".join(
         str(v) for v in (args.command, getattr(args, "zoo_command", None),

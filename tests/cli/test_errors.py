@@ -156,3 +156,24 @@ def test_export_into_a_non_empty_folder_is_a_usage_error(tmp_path):
     assert code == 2, err
     assert len(err.splitlines()) == 1 and "is not empty" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
+
+
+def test_debug_after_a_recipes_own_options_prints_the_traceback(tmp_path):
+    # `seqmodels train NAME ... --debug`: the recipe's options are handed on
+    # unparsed, so --debug there must still switch the traceback on.
+    missing = tmp_path / "nowhere"
+    argv = ["train", "mnist-renet", "--data-dir", str(missing), "--epochs", "1"]
+    code, _, err = run_cli(argv)
+    assert code == 2 and "Traceback" not in err, err
+    for debug_argv in (["--debug", *argv], [*argv, "--debug"], [argv[0], "--debug", *argv[1:]]):
+        code, _, err = run_cli(debug_argv)
+        assert code == 2, err
+        assert err.startswith("Traceback (most recent call last)"), err[:300]
+        assert err.splitlines()[-1] == run_cli(argv)[2].splitlines()[-1]
+
+
+def test_debug_after_a_double_dash_is_input_not_an_option():
+    from keras_seqmodels.cli.main import _take_debug
+
+    assert _take_debug(["tag", "--", "--debug"]) == (["tag", "--", "--debug"], False)
+    assert _take_debug(["tag", "--debug", "x"]) == (["tag", "x"], True)
