@@ -140,8 +140,18 @@ class Recurrent(keras.layers.Layer):
         fused=True,
         **kwargs,
     ):
-        super().__init__(**kwargs)
         name = type(self).__name__
+        for arg in ("dropout", "recurrent_dropout"):
+            if arg in kwargs:
+                # Keras's RNN takes no dropout either; its message
+                # ("Unrecognized keyword arguments") does not say where it goes.
+                raise ValueError(
+                    f"{name}: `{arg}` is an argument of the cell, not of the "
+                    f"runner. Pass it to the cell, e.g. `{name}(LSTMCell(16, "
+                    f"{arg}=0.2))`, or use `keras_seqmodels.layers.LSTM(16, "
+                    f"{arg}=0.2)` (also GRU, SimpleRNN). Received: {arg}={kwargs[arg]!r}"
+                )
+        super().__init__(**kwargs)
         if isinstance(cell, (list, tuple)):
             # As keras.layers.RNN: a list of cells runs as one stacked cell.
             check_cells(name, "cell", list(cell))
