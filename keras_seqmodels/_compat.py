@@ -14,6 +14,9 @@
 - ``get_keras_mask`` / ``set_keras_mask``: read and attach a tensor's mask on
   every backend (JAX arrays take no attributes; Keras keeps a side table),
   used by models that subclass ``keras.Model`` and return a masked output.
+- ``run_functional_graph``: walk a functional model's layer calls in order
+  with values of one's own (``Function._run_through_graph``), used by the
+  ONNX and LiteRT exporters to convert a model layer by layer.
 """
 
 from keras.src.backend import rnn as backend_rnn
@@ -24,6 +27,7 @@ __all__ = [
     "backend_rnn",
     "DropoutRNNCell",
     "get_keras_mask",
+    "run_functional_graph",
     "set_keras_mask",
     "tensorflow_cudnn_rnn",
 ]
@@ -36,3 +40,11 @@ def tensorflow_cudnn_rnn():
     import importlib
 
     return importlib.import_module("keras.src.backend.tensorflow.rnn")
+
+
+def run_functional_graph(model, inputs, call_fn):
+    """Run ``call_fn(layer, *args, **kwargs)`` for each layer call of the
+    functional ``model`` in graph order, with ``inputs`` in place of its
+    ``keras.Input`` s and each call's outputs in place of its Keras tensors;
+    returns the model's outputs in its output structure."""
+    return model._run_through_graph(inputs, operation_fn=lambda op: op, call_fn=call_fn)

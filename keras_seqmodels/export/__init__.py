@@ -206,4 +206,19 @@ def export(name, directory, **options):
     return directory
 
 
-__all__ = ["EXPORTERS", "export", "exporter_for", "exporter_for_model"]
+def to_litert(model, path, *, quantize=None, representative_data=None, batch_size=None):
+    """Write ``model`` as a LiteRT (``.tflite``) file with fused LSTM kernels;
+    returns ``path``. See ``keras_seqmodels.export.litert_export.to_litert``
+    (imported on use: it needs TensorFlow)."""
+    from keras_seqmodels.export.litert_export import to_litert as _to_litert
+
+    return _to_litert(
+        model,
+        path,
+        quantize=quantize,
+        representative_data=representative_data,
+        batch_size=batch_size,
+    )
+
+
+__all__ = ["EXPORTERS", "export", "exporter_for", "exporter_for_model", "to_litert"]

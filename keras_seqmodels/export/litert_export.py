@@ -1,0 +1,705 @@
+"""Export a Keras model to LiteRT (TFLite) with fused sequence kernels.
+
+``to_litert(model, path)`` writes a ``.tflite`` file whose LSTM layers run as
+LiteRT's fused ``UNIDIRECTIONAL_SEQUENCE_LSTM`` kernel, with builtin ops only
+(no ``WHILE`` for them, no Flex / TF-select op), checked after conversion.
+
+What is new relative to Keras and the converter: Keras 3's ``LSTM`` and the
+package's ``Recurrent(LSTMCell)`` both convert to a ``WHILE`` loop of small
+ops (and to Flex ops unless every shape is static), which delegates
+(GPU, NNAPI, Edge TPU, microcontrollers) refuse. The converter still fuses a
+function marked as a Keras 2 LSTM (``api_implements: "lstm_<uuid>"``,
+``time_major``, ``go_backwards``; arguments ``inputs, init_h, init_c,
+kernel, recurrent_kernel, bias`` and five results, of which only the last
+output and the output sequence may be used: TensorFlow's
+``prepare_composite_functions_tf.cc`` and ``lstm_utils.cc``
+``ConvertKerasLSTMLayer``). ``to_litert`` traces the model (TensorFlow
+backend) layer by layer and computes each supported LSTM layer through such
+a marked function holding that layer's weights (Keras's layout: kernel
+``(in, 4n)``, gates ``i, f, c, o``); every other layer is called as usual.
+After conversion it edits the flatbuffer where the converter's rewrite
+departs from the layer: it adds the peephole weights (the converter's
+rewrite has no peephole operands; LiteRT's kernel has them) and sets
+``cell_clip`` to 0 (the rewrite sets 10, which Keras does not do).
+
+What converts to what:
+
+==================================  ========================================
+layer                               LiteRT
+==================================  ========================================
+``Recurrent(LSTMCell)``, also       ``UNIDIRECTIONAL_SEQUENCE_LSTM`` (one
+``use_peepholes=True``; Keras's     per layer), ``go_backwards`` as a
+``keras.layers.LSTM``               ``REVERSE_V2`` of the input
+``Bidirectional`` (the package's    two ``UNIDIRECTIONAL_SEQUENCE_LSTM``
+or Keras's) over those              and the merge
+``Recurrent`` over ``ElmanCell``,   a ``WHILE`` loop of builtin ops (the
+``GRUCell`` and every other cell;   converter has no composite path to
+Keras's ``GRU``, ``SimpleRNN``      ``UNIDIRECTIONAL_SEQUENCE_RNN`` or a GRU
+                                    kernel); no Flex op
+==================================  ========================================
+
+Limits of the fused op, refused with a message naming the layer: a mask on
+the LSTM's input (``Masking``, ``mask_zero=True``), ``initial_state``,
+``return_state``, ``stateful=True``, activations other than tanh/sigmoid (such
+a layer runs as a loop instead), and ``quantize="int8"`` with peepholes.
+
+Running the file: the fused kernel keeps its ``h`` and ``c`` in variable
+tensors that **persist across invocations** (LiteRT's design, for streaming):
+call ``interpreter.reset_all_variables()`` (C++:
+``Interpreter::ResetVariableTensors()``) before each independent batch, or
+keep them for streaming a long sequence in chunks. With a dynamic batch the
+state tensors are stored for batch 1; resize them with the input (inputs 18
+and 19 of each fused op). ``run_litert`` does both.
+
+    >>> import keras, keras_seqmodels as ks  # doctest: +SKIP
+    >>> model = keras.Sequential([keras.Input((100, 128)),
+    ...     ks.layers.Recurrent(ks.cells.LSTMCell(256))])  # doctest: +SKIP
+    >>> ks.export.to_litert(model, "/tmp/lstm.tflite")  # doctest: +SKIP
+    '/tmp/lstm.tflite'
+"""
+
+import os
+import shutil
+import tempfile
+import uuid
+
+import numpy as np
+
+QUANTIZE = (None, "dynamic", "float16", "int8")
+FUSED_LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+# Operand positions of LiteRT's LSTM kernels (tflite/kernels/lstm_shared.h).
+_FORGET_WEIGHTS = 2
+_PEEPHOLES = (9, 10, 11)
+_STATES = (18, 19)
+
+
+def to_litert(
+    model,
+    path,
+    *,
+    quantize=None,
+    representative_data=None,
+    batch_size=None,
+):
+    """Write ``model`` as a LiteRT (``.tflite``) file with fused LSTM kernels.
+
+    See the module docstring for what each layer becomes. The file is
+    converted with builtin ops only (``TFLITE_BUILTINS``), and checked after
+    conversion: no Flex or custom op, one fused LSTM op per LSTM layer.
+
+    Args:
+        model: a functional or ``Sequential`` Keras model (TensorFlow
+            backend), built with a fixed feature width.
+        path: the ``.tflite`` file to write (its folder must exist).
+        quantize: ``None`` (float32), ``"dynamic"`` (int8 weights, float
+            activations: LiteRT's hybrid kernels), ``"float16"`` (float16
+            weights) or ``"int8"`` (full integer: int8 activations and
+            weights, the LSTM's cell state in int16; float32 input and
+            output; needs ``representative_data``).
+        representative_data: for ``"int8"``: an array (or a list of arrays,
+            one per model input) of sample inputs, first axis the samples,
+            or a callable yielding lists of input arrays; a few hundred
+            samples of real data calibrate the ranges.
+        batch_size: ``None`` keeps the model's batch dimension (dynamic if
+            the model's is ``None``); an int fixes it (``1`` for on-device
+            streaming).
+
+    Returns:
+        ``path``.
+
+    Raises:
+        ValueError: bad arguments, a layer the fused op cannot carry (the
+            message names the layer and what to do), or a converted file
+            that still holds a Flex op.
+
+    Example:
+
+    >>> import os, tempfile, keras, keras_seqmodels as ks  # doctest: +SKIP
+    >>> model = keras.Sequential([keras.Input((10, 3)),
+    ...     ks.layers.Recurrent(ks.cells.LSTMCell(4))])  # doctest: +SKIP
+    >>> out = to_litert(model, os.path.join(tempfile.mkdtemp(), "m.tflite"))
+    ...     # doctest: +SKIP
+    """
+    import keras
+
+    if quantize not in QUANTIZE:
+        raise ValueError(
+            "to_litert: `quantize` must be None, 'dynamic', 'float16' or 'int8'. "
+            f"Received: quantize={quantize!r}"
+        )
+    if quantize == "int8" and representative_data is None:
+        raise ValueError(
+            "to_litert: quantize='int8' needs `representative_data`: an array of "
+            "sample inputs (samples first), a list of them (one per input), or a "
+            "callable yielding lists of input arrays"
+        )
+    if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+        raise ValueError(
+            "to_litert: `batch_size` must be None or a positive integer. "
+            f"Received: batch_size={batch_size!r}"
+        )
+    if keras.backend.backend() != "tensorflow":
+        raise ValueError(
+            "to_litert: needs the TensorFlow backend (set KERAS_BACKEND=tensorflow). "
+            f"Received backend: {keras.backend.backend()}"
+        )
+    graph = _functional(model)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"to_litert: no such folder for `path`: {folder}")
+
+    tracer = _Tracer(quantize, {id(v): _numpy(v) for v in graph.variables})
+    content = _convert(graph, tracer, quantize, representative_data, batch_size)
+    content = _patch_fused_ops(content, tracer.fused)
+    _check_ops(content, tracer.fused)
+    with open(path, "wb") as f:
+        f.write(content)
+    return path
+
+
+def run_litert(interpreter, *inputs):
+    """Run a file written by ``to_litert`` as ``model.predict`` would.
+
+    Resizes the inputs and the fused ops' state tensors to the batch, resets
+    those states, invokes, and returns the outputs in the model's order.
+
+    Args:
+        interpreter: an ``ai_edge_litert.interpreter.Interpreter`` (or
+            ``tf.lite.Interpreter``) of the file.
+        *inputs: one array per model input, batch first.
+
+    Returns:
+        A list of output arrays.
+    """
+    signature = interpreter._get_full_signature_list()["serving_default"]
+    names = sorted(signature["inputs"], key=lambda n: int(n.rsplit("_", 1)[-1]))
+    if len(names) != len(inputs):
+        raise ValueError(
+            f"run_litert: the file takes {len(names)} input(s); received {len(inputs)}"
+        )
+    batch = int(np.shape(inputs[0])[0])
+    details = {d["index"]: d for d in interpreter.get_tensor_details()}
+    for name, x in zip(names, inputs):
+        interpreter.resize_tensor_input(signature["inputs"][name], np.shape(x))
+    for op in interpreter._get_ops_details():
+        if op["op_name"] not in (FUSED_LSTM, "UNIDIRECTIONAL_SEQUENCE_RNN"):
+            continue
+        positions = _STATES if op["op_name"] == FUSED_LSTM else (4,)
+        for position in positions:
+            index = int(op["inputs"][position])
+            shape = list(details[index]["shape"])
+            if shape[0] != batch:
+                interpreter.resize_tensor_input(index, [batch] + shape[1:])
+    interpreter.allocate_tensors()
+    interpreter.reset_all_variables()
+    for name, x in zip(names, inputs):
+        index = signature["inputs"][name]
+        dtype = details[index]["dtype"]
+        interpreter.set_tensor(index, np.asarray(x, dtype=dtype))
+    interpreter.invoke()
+    outputs = signature["outputs"]
+    order = sorted(outputs, key=lambda n: int(n.rsplit("_", 1)[-1]))
+    return [interpreter.get_tensor(outputs[n]) for n in order]
+
+
+def op_names(content):
+    """The builtin (or custom) op names of a ``.tflite`` file's main graph,
+    read from the flatbuffer."""
+    model = _read(content)
+    return [_op_name(model, op) for op in model.subgraphs[0].operators]
+
+
+# Tracing ------------------------------------------------------------------
+
+
+def _functional(model):
+    import keras
+
+    if isinstance(model, keras.Sequential):
+        inner = getattr(model, "_functional", None)
+        if inner is None:
+            raise ValueError(
+                f"to_litert: Sequential model '{model.name}' has no input shape; "
+                "start it with keras.Input((time, features)) and build it"
+            )
+        return inner
+    if hasattr(model, "_run_through_graph") and getattr(model, "inputs", None):
+        return model
+    raise ValueError(
+        f"to_litert: model '{getattr(model, 'name', model)}' is not a functional or "
+        "Sequential model; rebuild it with keras.Input and the functional API "
+        "(a subclassed model's call cannot be walked layer by layer)"
+    )
+
+
+class _Tracer:
+    """Calls a functional model's layers, computing each LSTM layer with a
+    function the converter fuses; records each fused layer's weights."""
+
+    def __init__(self, quantize, values):
+        self.quantize = quantize
+        self.values = values  # id(variable) -> its NumPy value
+        self.fused = []  # (layer name, kernel, peepholes or None)
+
+    def run(self, graph, inputs):
+        from keras_seqmodels._compat import run_functional_graph
+
+        return run_functional_graph(graph, inputs, self.call)
+
+    def call(self, layer, *args, **kwargs):
+        import keras
+
+        from keras_seqmodels import layers
+
+        kwargs.pop("training", None)
+        if hasattr(layer, "_run_through_graph") and getattr(layer, "inputs", None):
+            return self.run(layer, args[0] if len(args) == 1 else list(args))
+        if isinstance(layer, (layers.Bidirectional, keras.layers.Bidirectional)):
+            forward = getattr(layer, "forward_layer", None)
+            backward = getattr(layer, "backward_layer", None)
+            if _lstm_weights(forward) is not None and _lstm_weights(backward) is not None:
+                return self.bidirectional(layer, *args, **kwargs)
+        elif _lstm_weights(layer) is not None:
+            self._check_fusable(layer, layer, args, kwargs)
+            return self.lstm(layer, args[0], layer.go_backwards)
+        return self.plain(layer, *args, **kwargs)
+
+    def plain(self, layer, *args, **kwargs):
+        """Any other layer, as Keras calls it. Recurrent layers run their
+        generic loop (the package's fused training kernels compile with XLA,
+        which LiteRT cannot take): a ``WHILE`` loop at a fixed batch size;
+        unrolled with a dynamic batch (the converter lowers the loop's tensor
+        lists to builtin ops only when their shapes are static)."""
+        recurrent = _recurrent_sublayers(layer)
+        saved = [(getattr(sub, "fused", None), sub.unroll) for sub in recurrent]
+        shape = args[0].shape if args and hasattr(args[0], "shape") else None
+        unroll = bool(recurrent) and shape is not None and shape[0] is None
+        if unroll and len(shape) > 1 and shape[1] is None:
+            raise ValueError(
+                f"to_litert: layer '{layer.name}' runs as a loop, which LiteRT takes "
+                "with builtin ops only at a fixed batch size or sequence length: pass "
+                "batch_size=1 (or any int) to to_litert, or fix the length in "
+                "keras.Input"
+            )
+        try:
+            for sub in recurrent:
+                if hasattr(sub, "fused"):
+                    sub.fused = False
+                sub.unroll = sub.unroll or unroll
+            if getattr(layer, "_call_has_training_arg", False):
+                kwargs["training"] = False
+            return layer(*args, **kwargs)
+        finally:
+            for sub, (fused, unrolled) in zip(recurrent, saved):
+                if hasattr(sub, "fused"):
+                    sub.fused = fused
+                sub.unroll = unrolled
+
+    def _check_fusable(self, owner, layer, args, kwargs):
+        from keras_seqmodels._compat import get_keras_mask
+
+        name = f"to_litert: layer '{owner.name}'"
+        if kwargs.get("mask") is not None or get_keras_mask(args[0]) is not None:
+            raise ValueError(
+                f"{name} receives a mask, which LiteRT's fused LSTM cannot take; "
+                "remove the Masking layer / mask_zero=True (pad and let the model see "
+                "the padding) before exporting"
+            )
+        if kwargs.get("initial_state") is not None or len(args) > 1:
+            raise ValueError(
+                f"{name} is called with `initial_state`; LiteRT's fused LSTM starts "
+                "from zeros (its state lives in variable tensors): drop initial_state "
+                "from the exported model"
+            )
+        if getattr(layer, "return_state", False):
+            raise ValueError(
+                f"{name} has return_state=True; LiteRT's fused LSTM returns only its "
+                "outputs: export a model without the returned states"
+            )
+        if getattr(layer, "stateful", False):
+            raise ValueError(
+                f"{name} has stateful=True; export it with stateful=False (the fused "
+                "op already carries its state across invocations until "
+                "reset_all_variables())"
+            )
+        if self.quantize == "int8" and _lstm_weights(layer)[3] is not None:
+            raise ValueError(
+                f"{name} has peepholes, which the converter's int8 LSTM cannot "
+                "calibrate; use quantize='dynamic' or 'float16'"
+            )
+
+    def lstm(self, layer, x, go_backwards):
+        """The layer's output through a function marked as a Keras LSTM."""
+        import tensorflow as tf
+
+        kernel, recurrent, bias, peepholes = (
+            None if w is None else self.values[id(w)] for w in _lstm_weights(layer)
+        )
+        units = int(recurrent.shape[0])
+        dtype = x.dtype
+        x = tf.cast(x, tf.float32)
+        if go_backwards:
+            x = tf.reverse(x, axis=[1])
+        batch = x.shape[0]
+        # The converter needs a static state shape; for a dynamic batch the
+        # stored state has batch 1 and is resized at run time (run_litert).
+        zeros = tf.zeros((batch or 1, units), tf.float32)
+        self.fused.append((layer.name, kernel, peepholes))
+        if bias is None:
+            bias = np.zeros((4 * units,), np.float32)
+        kernel, recurrent, bias = (tf.constant(w) for w in (kernel, recurrent, bias))
+        function = _marked_lstm(peepholes)
+        last, sequence, _, _, _ = function(x, zeros, zeros, kernel, recurrent, bias)
+        out = sequence if layer.return_sequences else last
+        return tf.cast(out, dtype)
+
+    def bidirectional(self, wrapper, *args, **kwargs):
+        import tensorflow as tf
+
+        forward, backward = wrapper.forward_layer, wrapper.backward_layer
+        for sub in (forward, backward):
+            self._check_fusable(wrapper, sub, args, kwargs)
+        if getattr(wrapper, "return_state", False):
+            raise ValueError(
+                f"to_litert: layer '{wrapper.name}' has return_state=True; LiteRT's "
+                "fused LSTM returns only its outputs"
+            )
+        x = args[0]
+        fw = self.lstm(forward, x, False)
+        # The package's wrapper runs a forward layer over the reversed input;
+        # Keras's runs its go_backwards copy over the input.
+        bw = self.lstm(backward, x, True)
+        if wrapper.return_sequences:
+            bw = tf.reverse(bw, axis=[1])
+        mode = wrapper.merge_mode
+        if mode is None:
+            return [fw, bw]
+        if mode == "concat":
+            return tf.concat([fw, bw], axis=-1)
+        if mode == "sum":
+            return fw + bw
+        if mode in ("ave", "mean"):
+            return (fw + bw) * 0.5
+        return fw * bw
+
+
+def _lstm_weights(layer):
+    """``(kernel, recurrent_kernel, bias, peepholes)`` of an LSTM layer the
+    fused op computes (the package's ``Recurrent(LSTMCell)`` or Keras's
+    ``LSTM``, tanh and sigmoid), else ``None``; ``bias`` and ``peepholes``
+    (``(3, units)``) may be ``None``."""
+    import keras
+
+    from keras_seqmodels.layers import Recurrent
+    from keras_seqmodels.layers.fused_rnn import cell_kind
+
+    if isinstance(layer, Recurrent):
+        cell = layer.cell
+        if cell_kind(cell) != "lstm":
+            return None
+        peepholes = cell.peephole_kernel if cell.use_peepholes else None
+    elif type(layer) is keras.layers.LSTM:
+        cell = layer.cell
+        tanh, sigmoid = keras.activations.tanh, keras.activations.sigmoid
+        if cell.activation is not tanh or cell.recurrent_activation is not sigmoid:
+            return None
+        peepholes = None
+    else:
+        return None
+    return cell.kernel, cell.recurrent_kernel, cell.bias, peepholes
+
+
+def _numpy(variable):
+    """A variable's value as NumPy (float32)."""
+    import tensorflow as tf
+
+    with tf.init_scope():
+        return np.asarray(tf.convert_to_tensor(variable.value), np.float32)
+
+
+def _recurrent_sublayers(layer):
+    """The recurrent runners in ``layer`` (itself, a wrapper's, a model's)."""
+    import keras
+
+    from keras_seqmodels.layers import Recurrent
+
+    kinds = (Recurrent, keras.layers.RNN)
+    found = [layer] if isinstance(layer, kinds) else []
+    for attr in ("forward_layer", "backward_layer", "layer"):
+        sub = getattr(layer, attr, None)
+        if isinstance(sub, keras.layers.Layer):
+            found.extend(s for s in _recurrent_sublayers(sub) if s not in found)
+    for sub in getattr(layer, "layers", None) or []:
+        found.extend(s for s in _recurrent_sublayers(sub) if s not in found)
+    return found
+
+
+def _marked_lstm(peepholes):
+    """A ``tf.function`` the converter replaces by its fused LSTM: Keras 2's
+    attributes and ``standard_lstm``'s argument and result order. Its body
+    (the LSTM as a ``tf.scan``, with the peepholes as constants: a captured
+    tensor would add a seventh argument, which the converter reads as a mask
+    and refuses) is what TensorFlow runs before conversion."""
+    import tensorflow as tf
+
+    attributes = {
+        "api_implements": f"lstm_{uuid.uuid4()}",
+        "api_preferred_device": "CPU",
+        "time_major": False,
+        "go_backwards": False,
+    }
+
+    @tf.function(experimental_attributes=attributes, autograph=False)
+    def lstm(inputs, init_h, init_c, kernel, recurrent_kernel, bias):
+        batch = tf.shape(inputs)[0]
+        h0 = init_h + tf.zeros((batch, 1), init_h.dtype)
+        c0 = init_c + tf.zeros((batch, 1), init_c.dtype)
+        p = None if peepholes is None else tf.constant(peepholes, tf.float32)
+        z = tf.einsum("btf,fg->tbg", inputs, kernel) + bias
+
+        def step(carry, z_t):
+            h, c = carry
+            a_i, a_f, a_g, a_o = tf.split(z_t + tf.matmul(h, recurrent_kernel), 4, axis=1)
+            if p is not None:
+                a_i, a_f = a_i + p[0] * c, a_f + p[1] * c
+            c = tf.sigmoid(a_f) * c + tf.sigmoid(a_i) * tf.tanh(a_g)
+            if p is not None:
+                a_o = a_o + p[2] * c
+            return tf.sigmoid(a_o) * tf.tanh(c), c
+
+        hs, cs = tf.scan(step, z, initializer=(h0, c0))
+        sequence = tf.transpose(hs, (1, 0, 2))
+        return hs[-1], sequence, hs[-1], cs[-1], tf.constant(0.0)
+
+    return lstm
+
+
+# Conversion -----------------------------------------------------------------
+
+
+def _convert(graph, tracer, quantize, representative_data, batch_size):
+    import keras
+    import tensorflow as tf
+
+    specs = []
+    for i, tensor in enumerate(graph.inputs):
+        shape = list(tensor.shape)
+        if batch_size is not None:
+            shape[0] = batch_size
+        specs.append(tf.TensorSpec(shape, tensor.dtype, name=f"input_{i}"))
+
+    # Every weight enters the graph as a constant (a variable would stay a
+    # VAR_HANDLE / READ_VARIABLE, unquantized, with the fused op's weight
+    # splits computed at run time).
+    def serve(*inputs):
+        tracer.fused = []
+        mapping = [(v, tf.constant(tracer.values[id(v)].astype(v.dtype))) for v in graph.variables]
+        with keras.StatelessScope(state_mapping=mapping):
+            outputs = tracer.run(graph, list(inputs) if len(inputs) > 1 else inputs[0])
+        flat = tf.nest.flatten(outputs)
+        return {f"output_{i}": y for i, y in enumerate(flat)}
+
+    function = tf.function(serve, input_signature=specs, autograph=False)
+    module = tf.Module()
+    module.serve = function
+    concrete = function.get_concrete_function()
+    folder = tempfile.mkdtemp(prefix="to_litert_")
+    try:
+        # The converter fuses the marked functions only when it starts from a
+        # SavedModel: its concrete-function path inlines them first.
+        tf.saved_model.save(module, folder, signatures={"serving_default": concrete})
+        converter = tf.lite.TFLiteConverter.from_saved_model(folder)
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+        if quantize is not None:
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        if quantize == "float16":
+            converter.target_spec.supported_types = [tf.float16]
+        if quantize == "int8":
+            converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+            converter.representative_dataset = _representative(representative_data, specs)
+        try:
+            return converter.convert()
+        except Exception as error:  # the converter raises its own types
+            first = str(error).strip().splitlines()
+            detail = next((line for line in first if "error" in line.lower()), first[0])
+            raise ValueError(
+                "to_litert: the LiteRT converter could not express the model with "
+                f"builtin ops ({detail.strip()[:300]}); a fixed batch_size and "
+                "sequence length help the loop of non-LSTM layers"
+            ) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _representative(data, specs):
+    if callable(data):
+        return data
+    arrays = data if isinstance(data, (list, tuple)) else [data]
+    arrays = [np.asarray(a) for a in arrays]
+    if len(arrays) != len(specs):
+        raise ValueError(
+            f"to_litert: `representative_data` must hold one array per model input "
+            f"({len(specs)}). Received {len(arrays)}"
+        )
+    count = len(arrays[0])
+    batch = specs[0].shape[0] or 1
+
+    def generate():
+        for start in range(0, count - batch + 1, batch):
+            yield [
+                a[start : start + batch].astype(s.dtype.as_numpy_dtype)
+                for a, s in zip(arrays, specs)
+            ]
+
+    return generate
+
+
+# The flatbuffer ------------------------------------------------------------
+
+
+def _read(content):
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    return flatbuffer_utils.read_model_from_bytearray(bytearray(content))
+
+
+def _op_name(model, op):
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    code = model.operatorCodes[op.opcodeIndex]
+    builtin = max(code.builtinCode, code.deprecatedBuiltinCode)
+    if builtin == schema.BuiltinOperator.CUSTOM:
+        return (code.customCode or b"CUSTOM").decode()
+    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    return names[builtin]
+
+
+def _tensor_values(model, graph, index):
+    """A constant tensor's values as float (dequantized), following a
+    ``DEQUANTIZE`` op back to its constant (float16 weights)."""
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    tensor = graph.tensors[index]
+    data = model.buffers[tensor.buffer].data
+    if data is None or len(data) == 0:
+        for op in graph.operators:
+            if index in list(op.outputs) and _op_name(model, op) == "DEQUANTIZE":
+                return _tensor_values(model, graph, int(op.inputs[0]))
+        return None
+    dtypes = {
+        schema.TensorType.FLOAT32: np.float32,
+        schema.TensorType.FLOAT16: np.float16,
+        schema.TensorType.INT8: np.int8,
+    }
+    if tensor.type not in dtypes:
+        return None
+    values = np.frombuffer(bytes(data), dtypes[tensor.type]).astype(np.float64)
+    q = tensor.quantization
+    if q is not None and q.scale is not None and len(q.scale):
+        values = (values - np.asarray(q.zeroPoint, np.float64)[0]) * q.scale[0]
+    return values.reshape(tensor.shape)
+
+
+def _patch_fused_ops(content, fused):
+    """Set ``cell_clip`` to 0 and add the peephole weights of each fused op,
+    matching ops to layers by their forget-gate input weights."""
+    from tensorflow.lite.python import schema_py_generated as schema
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    if not fused:
+        return content
+    model = _read(content)
+    graph = model.subgraphs[0]
+    candidates = list(fused)
+    for op in graph.operators:
+        if _op_name(model, op) != FUSED_LSTM:
+            continue
+        op.builtinOptions.cellClip = 0.0
+        _float32_states(model, graph, op, schema)
+        values = _tensor_values(model, graph, int(op.inputs[_FORGET_WEIGHTS]))
+        if values is None or not candidates:
+            continue
+        best = min(
+            range(len(candidates)),
+            key=lambda i: _distance(values, candidates[i][1]),
+        )
+        _, _, peepholes = candidates.pop(best)
+        if peepholes is None:
+            continue
+        weights_type = graph.tensors[int(op.inputs[_FORGET_WEIGHTS])].type
+        for position, row in zip(_PEEPHOLES, peepholes):
+            op.inputs[position] = _add_constant(model, graph, row, weights_type, schema)
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
+
+
+def _float32_states(model, graph, op, schema):
+    """With float16 weights the converter also stores the zero states as
+    float16 behind a ``DEQUANTIZE``, whose output is rewritten to batch 1 at
+    every run; give the op float32 variable states again."""
+    for position in _STATES:
+        index = int(op.inputs[position])
+        producer = next((o for o in graph.operators if index in list(o.outputs)), None)
+        if producer is None or _op_name(model, producer) != "DEQUANTIZE":
+            continue
+        old = graph.tensors[index]
+        tensor = schema.TensorT()
+        tensor.shape = list(old.shape)
+        tensor.shapeSignature = None if old.shapeSignature is None else list(old.shapeSignature)
+        tensor.name = f"{(old.name or b'state').decode()}_float32"
+        tensor.type = schema.TensorType.FLOAT32
+        tensor.isVariable = True
+        tensor.buffer = 0  # no data: the runtime allocates it, zeroed
+        graph.tensors.append(tensor)
+        op.inputs[position] = len(graph.tensors) - 1
+        if not any(index in list(o.inputs) for o in graph.operators):
+            graph.operators.remove(producer)
+
+
+def _distance(values, kernel):
+    units = kernel.shape[1] // 4
+    forget = kernel[:, units : 2 * units].T
+    if forget.shape != values.shape:
+        return np.inf
+    return float(np.mean(np.abs(values - forget)))
+
+
+def _add_constant(model, graph, values, weights_type, schema):
+    """Append a rank-1 constant (float32, or int8 with a symmetric scale when
+    the op's weights are int8: the hybrid kernel's peepholes) to the graph."""
+    tensor = schema.TensorT()
+    tensor.shape = [len(values)]
+    tensor.name = f"peephole_{len(graph.tensors)}"
+    if weights_type == schema.TensorType.INT8:
+        scale = float(np.max(np.abs(values))) / 127.0 or 1.0
+        data = np.clip(np.round(values / scale), -127, 127).astype(np.int8)
+        tensor.type = schema.TensorType.INT8
+        tensor.quantization = schema.QuantizationParametersT()
+        tensor.quantization.scale = [scale]
+        tensor.quantization.zeroPoint = [0]
+    else:
+        data = np.asarray(values, np.float32)
+        tensor.type = schema.TensorType.FLOAT32
+    buffer = schema.BufferT()
+    buffer.data = np.frombuffer(data.tobytes(), np.uint8)
+    model.buffers.append(buffer)
+    tensor.buffer = len(model.buffers) - 1
+    graph.tensors.append(tensor)
+    return len(graph.tensors) - 1
+
+
+def _check_ops(content, fused):
+    model = _read(content)
+    names = [_op_name(model, op) for op in model.subgraphs[0].operators]
+    every = {_op_name(model, op) for graph in model.subgraphs for op in graph.operators}
+    bad = sorted(n for n in every if n.startswith("Flex") or not n.isupper())
+    if bad:
+        raise ValueError(
+            f"to_litert: the converted file needs non-builtin ops {bad}; please report "
+            "the model (the exporter should have kept to builtin ops)"
+        )
+    count = names.count(FUSED_LSTM)
+    if count != len(fused):
+        raise ValueError(
+            f"to_litert: {len(fused)} LSTM layer(s) were marked for fusion but the "
+            f"file has {count} {FUSED_LSTM} op(s) (ops: {sorted(set(names))})"
+        )

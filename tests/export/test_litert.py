@@ -1,0 +1,224 @@
+"""LiteRT export (``keras_seqmodels.export.to_litert``), run in LiteRT's own
+interpreter (``ai_edge_litert``).
+
+Each model is converted, its op list read from the flatbuffer and the
+interpreter, and its outputs compared with ``model.predict``. Tolerances:
+float32 files ``rtol=1e-5, atol=1e-5`` (the fused kernel sums in another
+order; measured differences are below 2e-7); float16 weights ``atol=2e-3``;
+dynamic-range int8 ``atol=2e-2``; full int8 ``atol=5e-2`` on outputs in
+(-1, 1) (measured values are printed by ``benchmarks/deploy_latency.py``
+and docs/deploy.md).
+"""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+
+import keras_seqmodels as ks
+from keras_seqmodels import export
+from keras_seqmodels.export import litert_export
+
+pytestmark = pytest.mark.tf_only  # the LiteRT converter runs on TensorFlow
+interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
+
+T, F, N = 6, 3, 5
+FUSED = litert_export.FUSED_LSTM
+
+
+def _convert(model, tmp_path, name="model.tflite", **options):
+    path = export.to_litert(model, os.path.join(tmp_path, name), **options)
+    with open(path, "rb") as f:
+        content = f.read()
+    return interpreter_module.Interpreter(model_path=path), content
+
+
+def _ops(interpreter):
+    return [op["op_name"] for op in interpreter._get_ops_details()]
+
+
+def _assert_fused(interpreter, content, count):
+    names = _ops(interpreter)
+    assert names.count(FUSED) == count, names
+    assert litert_export.op_names(content) == names
+    assert "WHILE" not in names
+    assert all(n.isupper() and not n.startswith("Flex") for n in names), names
+
+
+def _inputs(batch, seed=0):
+    return np.random.default_rng(seed).normal(size=(batch, T, F)).astype("float32")
+
+
+def _lstm(units=N, **options):
+    return ks.layers.Recurrent(ks.cells.LSTMCell(units, **options.pop("cell", {})), **options)
+
+
+def test_batch_one_fixed_length(tmp_path):
+    model = keras.Sequential([keras.Input((T, F), batch_size=1), _lstm(return_sequences=True)])
+    interpreter, content = _convert(model, tmp_path)
+    _assert_fused(interpreter, content, 1)
+    x = _inputs(1)
+    (y,) = litert_export.run_litert(interpreter, x)
+    np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+
+
+def test_stacked_peepholes_go_backwards_dynamic_batch(tmp_path):
+    normal = keras.initializers.RandomNormal(stddev=1.0, seed=0)
+    peepholes = {"use_peepholes": True, "peephole_initializer": normal}
+    model = keras.Sequential(
+        [
+            keras.Input((T, F)),
+            _lstm(return_sequences=True),
+            _lstm(7, cell=peepholes, go_backwards=True, return_sequences=True),
+            _lstm(4, cell=peepholes),
+            keras.layers.Dense(2),
+        ]
+    )
+    interpreter, content = _convert(model, tmp_path)
+    _assert_fused(interpreter, content, 3)
+    assert "REVERSE_V2" in _ops(interpreter)
+    for batch in (3, 1):
+        x = _inputs(batch, seed=batch)
+        (y,) = litert_export.run_litert(interpreter, x)
+        np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+    # The peepholes matter: without them the outputs would differ.
+    no_peepholes = keras.models.clone_model(model)
+    no_peepholes.set_weights(model.get_weights())
+    for layer in no_peepholes.layers[1:3]:
+        layer.cell.peephole_kernel.assign(np.zeros((3, layer.cell.units), "float32"))
+    assert np.abs(no_peepholes.predict(x, verbose=0) - y).max() > 1e-3
+
+
+def test_states_persist_until_reset(tmp_path):
+    """LiteRT's fused kernel keeps h and c between invocations (documented);
+    run_litert resets them, as model.predict starts from zeros."""
+    model = keras.Sequential([keras.Input((T, F), batch_size=2), _lstm()])
+    interpreter, _ = _convert(model, tmp_path)
+    x = _inputs(2)
+    first = litert_export.run_litert(interpreter, x)[0]
+    np.testing.assert_allclose(first, litert_export.run_litert(interpreter, x)[0], atol=1e-6)
+    interpreter.invoke()  # again, without a reset: it continues the sequence
+    (index,) = interpreter._get_full_signature_list()["serving_default"]["outputs"].values()
+    assert np.abs(interpreter.get_tensor(index) - first).max() > 1e-3
+
+
+@pytest.mark.parametrize("merge_mode", ["concat", "sum"])
+def test_bidirectional(tmp_path, merge_mode):
+    inner = _lstm(return_sequences=True)
+    model = keras.Sequential(
+        [keras.Input((T, F)), ks.layers.Bidirectional(inner, merge_mode=merge_mode)]
+    )
+    interpreter, content = _convert(model, tmp_path)
+    _assert_fused(interpreter, content, 2)
+    x = _inputs(2)
+    (y,) = litert_export.run_litert(interpreter, x)
+    np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+
+
+def test_keras_lstm_and_keras_bidirectional(tmp_path):
+    """Keras's own LSTM and wrapper, and the package's drop-in LSTM."""
+    inputs = keras.Input((T, F))
+    h = keras.layers.Bidirectional(keras.layers.LSTM(N, return_sequences=True))(inputs)
+    h = ks.layers.LSTM(6, return_sequences=True)(h)
+    outputs = keras.layers.LSTM(4, go_backwards=True)(h)
+    model = keras.Model(inputs, outputs)
+    interpreter, content = _convert(model, tmp_path)
+    _assert_fused(interpreter, content, 4)
+    x = _inputs(2)
+    (y,) = litert_export.run_litert(interpreter, x)
+    np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "cell", [ks.cells.ElmanCell(N), ks.cells.GRUCell(N), ks.cells.GRUCell(N, reset_after=True)]
+)
+def test_loop_cells_use_builtin_ops(tmp_path, cell):
+    """No fused kernel for these: a WHILE loop at a fixed batch, unrolled with
+    a dynamic batch; builtin ops only, in every subgraph."""
+    model = keras.Sequential(
+        [keras.Input((T, F)), ks.layers.Recurrent(cell, return_sequences=True)]
+    )
+    x = _inputs(2)
+    for batch_size, loop in ((2, True), (None, False)):
+        interpreter, content = _convert(model, tmp_path, batch_size=batch_size)
+        assert ("WHILE" in _ops(interpreter)) is loop
+        model_ops = litert_export._read(content)
+        every = {
+            litert_export._op_name(model_ops, op)
+            for graph in model_ops.subgraphs
+            for op in graph.operators
+        }
+        assert all(n.isupper() and not n.startswith("Flex") for n in every), every
+        (y,) = litert_export.run_litert(interpreter, x)
+        np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+    assert model.layers[0].fused  # the layer is left as it was
+
+
+@pytest.fixture(scope="module")
+def quantizable():
+    """An LSTM wide enough for the converter to quantize its weights (it leaves
+    tensors under 1,024 elements in float), and a calibration set."""
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential(
+        [keras.Input((T, 32)), ks.layers.Recurrent(ks.cells.LSTMCell(64)), keras.layers.Dense(4)]
+    )
+    data = np.random.default_rng(1).normal(size=(64, T, 32)).astype("float32")
+    return model, data
+
+
+@pytest.mark.parametrize(
+    "quantize, atol, max_size",
+    [(None, 1e-5, 1.0), ("float16", 2e-3, 0.6), ("dynamic", 2e-2, 0.35), ("int8", 5e-2, 0.35)],
+)
+def test_quantize(tmp_path, quantizable, quantize, atol, max_size):
+    model, data = quantizable
+    float_size = os.path.getsize(export.to_litert(model, os.path.join(tmp_path, "float.tflite")))
+    interpreter, content = _convert(model, tmp_path, quantize=quantize, representative_data=data)
+    assert FUSED in _ops(interpreter)
+    assert len(content) <= max_size * float_size
+    x = data[:8]
+    (y,) = litert_export.run_litert(interpreter, x)
+    np.testing.assert_allclose(y, model.predict(x, verbose=0), atol=atol, rtol=0)
+
+
+def test_refusals(tmp_path):
+    path = os.path.join(tmp_path, "m.tflite")
+    plain = keras.Sequential([keras.Input((T, F)), _lstm()])
+    with pytest.raises(ValueError, match="representative_data"):
+        export.to_litert(plain, path, quantize="int8")
+    with pytest.raises(ValueError, match="quantize"):
+        export.to_litert(plain, path, quantize="int4")
+    with pytest.raises(ValueError, match="batch_size"):
+        export.to_litert(plain, path, batch_size=0)
+
+    masked = keras.Sequential(
+        [keras.Input((T,), dtype="int32"), keras.layers.Embedding(9, F, mask_zero=True)]
+        + [_lstm(name="masked_lstm")]
+    )
+    with pytest.raises(ValueError, match="'masked_lstm' receives a mask"):
+        export.to_litert(masked, path)
+
+    inputs = keras.Input((T, F))
+    outputs = _lstm(return_state=True, name="stateful_out")(inputs)
+    with pytest.raises(ValueError, match="'stateful_out' has return_state"):
+        export.to_litert(keras.Model(inputs, outputs), path)
+
+    inputs, h0, c0 = keras.Input((T, F)), keras.Input((N,)), keras.Input((N,))
+    outputs = _lstm(name="started")(inputs, initial_state=[h0, c0])
+    with pytest.raises(ValueError, match="'started' is called with `initial_state`"):
+        export.to_litert(keras.Model([inputs, h0, c0], outputs), path)
+
+    peephole = keras.Sequential(
+        [keras.Input((T, F)), _lstm(cell={"use_peepholes": True}, name="peep")]
+    )
+    with pytest.raises(ValueError, match="'peep' has peepholes.*dynamic"):
+        export.to_litert(peephole, path, quantize="int8", representative_data=_inputs(4))
+
+    class Subclassed(keras.Model):
+        def call(self, x):
+            return x
+
+    with pytest.raises(ValueError, match="not a functional or Sequential"):
+        export.to_litert(Subclassed(), path)
+    assert not os.path.exists(path)

@@ -1,0 +1,327 @@
+"""``keras_seqmodels.export.to_onnx``: native ONNX recurrent nodes, checked in
+onnxruntime (CPU provider) against ``model.predict``.
+
+Every model gets random weights, biases and peepholes included (so a gate
+or bias put in the wrong place shows), is written with ``to_onnx``, passes
+``onnx.checker.check_model``, has its LSTM/GRU/RNN node and no ``Loop`` or
+``Scan``, and gives ``model.predict``'s outputs in onnxruntime within
+float32 rounding: ``rtol=1e-5, atol=1e-5`` (measured differences are
+1e-7 to 2e-6). The exporter reads weights as NumPy arrays, so these tests
+need no TensorFlow.
+"""
+
+import os
+
+import keras
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import keras_seqmodels as ks
+from keras_seqmodels.export import to_onnx
+
+RTOL = ATOL = 1e-5
+RECURRENT_OPS = {"LSTM", "GRU", "RNN"}
+
+
+def randomize(model, seed=0, scale=0.5):
+    rng = np.random.default_rng(seed)
+    for w in model.weights:
+        w.assign(rng.normal(size=w.shape).astype(w.dtype) * scale)
+    return model
+
+
+def export(model, tmp_path, name="model.onnx", **options):
+    path = to_onnx(model, os.path.join(str(tmp_path), name), **options)
+    proto = onnx.load(path)
+    onnx.checker.check_model(proto, full_check=True)
+    ops = [node.op_type for node in proto.graph.node]
+    assert not {"Loop", "Scan", "If"} & set(ops), ops
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return proto, session
+
+
+def recurrent_nodes(proto):
+    return [node for node in proto.graph.node if node.op_type in RECURRENT_OPS]
+
+
+def attribute(node, name):
+    for a in node.attribute:
+        if a.name == name:
+            return onnx.helper.get_attribute_value(a)
+    return None
+
+
+def check_outputs(model, session, feeds):
+    """onnxruntime's outputs equal model.predict's; returns the largest
+    absolute difference."""
+    names = [i.name for i in session.get_inputs()]
+    got = session.run(None, dict(zip(names, feeds)))
+    expected = model.predict(feeds if len(feeds) > 1 else feeds[0], verbose=0)
+    expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+    assert len(got) == len(expected)
+    worst = 0.0
+    for g, e in zip(got, expected):
+        e = np.asarray(e)
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
+        worst = max(worst, float(np.max(np.abs(g - e))) if g.size else 0.0)
+    return worst
+
+
+def sequences(batch, time=5, features=4, seed=1):
+    return np.random.default_rng(seed).normal(size=(batch, time, features)).astype("float32")
+
+
+# Right-padded ids: full, short, one step, and an all-padding row.
+IDS = np.array([[3, 4, 5, 6, 7], [6, 7, 0, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0]], "int32")
+
+CELLS = {
+    "lstm": lambda: ks.cells.LSTMCell(6),
+    "lstm_peepholes": lambda: ks.cells.LSTMCell(6, use_peepholes=True),
+    "gru_reset_after": lambda: ks.cells.GRUCell(6),
+    "gru_reset_before": lambda: ks.cells.GRUCell(6, reset_after=False),
+    "elman": lambda: ks.cells.ElmanCell(6),
+}
+NODE = {"lstm": "LSTM", "lstm_peepholes": "LSTM", "gru_reset_after": "GRU",
+        "gru_reset_before": "GRU", "elman": "RNN"}  # fmt: skip
+
+
+OPTIONS = {
+    "last": {},
+    "sequences": {"return_sequences": True},
+    "backwards": {"return_sequences": True, "go_backwards": True},
+    "state": {"return_state": True},
+    "backwards_state": {"go_backwards": True, "return_state": True},
+}
+
+
+def branches(x, cell, options):
+    """One recurrent layer per option set, all reading ``x``: one model (and
+    one export and predict) covers them all."""
+    outputs = []
+    for name in options:
+        out = ks.layers.Recurrent(CELLS[cell](), name=name, **OPTIONS[name])(x)
+        outputs += out if isinstance(out, (list, tuple)) else [out]
+    return outputs
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_recurrent_layer_is_one_native_node(cell, tmp_path):
+    inputs = keras.Input((None, 4))
+    model = randomize(keras.Model(inputs, branches(inputs, cell, OPTIONS)))
+    proto, session = export(model, tmp_path)
+    nodes = recurrent_nodes(proto)
+    assert [n.op_type for n in nodes] == [NODE[cell]] * len(OPTIONS)
+    directions = {n.name.split("/")[0]: attribute(n, "direction").decode() for n in nodes}
+    assert directions == {n: "reverse" if "backwards" in n else "forward" for n in OPTIONS}
+    if cell.startswith("gru"):
+        assert {attribute(n, "linear_before_reset") for n in nodes} == {
+            int(cell == "gru_reset_after")
+        }
+    if cell == "lstm_peepholes":
+        assert all(len(n.input) == 8 and n.input[7] for n in nodes)  # the P input
+    # The batch and the length are free: batch 1 and batch 3, two lengths.
+    check_outputs(model, session, [sequences(1, time=7)])
+    check_outputs(model, session, [sequences(3)])
+
+
+@pytest.mark.parametrize("activation", ["relu", "sigmoid"])
+def test_elman_activation_is_the_node_activation(activation, tmp_path):
+    inputs = keras.Input((None, 4))
+    layer = ks.layers.Recurrent(ks.cells.ElmanCell(5, activation=activation),
+                                return_sequences=True)  # fmt: skip
+    model = randomize(keras.Model(inputs, layer(inputs)))
+    proto, session = export(model, tmp_path)
+    (node,) = recurrent_nodes(proto)
+    assert attribute(node, "activations") == [activation.capitalize().encode()]
+    check_outputs(model, session, [sequences(2)])
+
+
+def test_hard_sigmoid_gates_use_keras_slope(tmp_path):
+    # Keras 3's hard_sigmoid is relu6(x + 3) / 6: ONNX HardSigmoid(1/6, 0.5).
+    inputs = keras.Input((None, 4))
+    cell = ks.cells.LSTMCell(5, recurrent_activation="hard_sigmoid")
+    model = randomize(keras.Model(inputs, ks.layers.Recurrent(cell)(inputs)), scale=1.0)
+    proto, session = export(model, tmp_path)
+    (node,) = recurrent_nodes(proto)
+    assert attribute(node, "activations")[0] == b"HardSigmoid"
+    np.testing.assert_allclose(attribute(node, "activation_alpha"), [1 / 6], rtol=1e-6)
+    check_outputs(model, session, [sequences(2)])
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru_reset_after", "elman"])
+def test_mask_zero_becomes_sequence_lens(cell, tmp_path):
+    ids = keras.Input((None,), dtype="int32", name="ids")
+    x = keras.layers.Embedding(10, 4, mask_zero=True)(ids)
+    model = randomize(keras.Model(ids, branches(x, cell, ["last", "sequences", "backwards"])))
+    proto, session = export(model, tmp_path)
+    nodes = recurrent_nodes(proto)
+    assert len(nodes) == 3 and all(len(n.input) > 4 and n.input[4] for n in nodes)
+    check_outputs(model, session, [IDS])
+    check_outputs(model, session, [IDS[1:2]])
+
+
+def test_masking_layer_in_a_sequential_model(tmp_path):
+    model = randomize(keras.Sequential([
+        keras.Input((None, 3)),
+        keras.layers.Masking(0.0),
+        ks.layers.Recurrent(ks.cells.GRUCell(4), return_sequences=True),
+        ks.layers.Recurrent(ks.cells.LSTMCell(5)),
+    ]))  # fmt: skip
+    proto, session = export(model, tmp_path)
+    assert all(node.input[4] for node in recurrent_nodes(proto))
+    x = sequences(3, time=6, features=3)
+    x[1, 4:] = 0.0
+    x[2, 1:] = 0.0
+    check_outputs(model, session, [x])
+
+
+@pytest.mark.parametrize("return_sequences", [False, True])
+def test_bidirectional_is_one_bidirectional_node(return_sequences, tmp_path):
+    ids = keras.Input((None,), dtype="int32", name="ids")
+    x = keras.layers.Embedding(10, 4, mask_zero=True)(ids)
+    outputs = []
+    for merge_mode in ["concat", "sum", "mean", "product", None]:
+        layer = ks.layers.Bidirectional(
+            ks.layers.Recurrent(ks.cells.LSTMCell(5, use_peepholes=True),
+                                return_sequences=return_sequences),
+            merge_mode=merge_mode,
+        )  # fmt: skip
+        out = layer(x)
+        outputs += out if isinstance(out, (list, tuple)) else [out]
+    model = randomize(keras.Model(ids, outputs))
+    proto, session = export(model, tmp_path)
+    nodes = recurrent_nodes(proto)
+    assert [attribute(n, "direction") for n in nodes] == [b"bidirectional"] * 5
+    check_outputs(model, session, [IDS])
+
+
+@pytest.mark.parametrize("cell", ["gru_reset_before", "elman"])
+def test_bidirectional_gru_and_elman(cell, tmp_path):
+    inputs = keras.Input((None, 4))
+    layer = ks.layers.Bidirectional(ks.layers.Recurrent(CELLS[cell](), return_sequences=True))
+    model = randomize(keras.Model(inputs, layer(inputs)))
+    proto, session = export(model, tmp_path)
+    (node,) = recurrent_nodes(proto)
+    assert node.op_type == NODE[cell]
+    check_outputs(model, session, [sequences(2)])
+
+
+@pytest.mark.parametrize("rnn", [keras.layers.LSTM, keras.layers.GRU, keras.layers.SimpleRNN])
+def test_keras_rnn_layers_and_keras_bidirectional(rnn, tmp_path):
+    # Keras's own layers map the same way (its GRU is reset-after, its masked
+    # return_sequences repeats the last output: zero_output_for_mask=False).
+    ids = keras.Input((None,), dtype="int32", name="ids")
+    x = keras.layers.Embedding(10, 4, mask_zero=True)(ids)
+    x = keras.layers.Bidirectional(rnn(5, return_sequences=True), merge_mode="ave")(x)
+    y = rnn(3, return_sequences=True)(x)
+    model = randomize(keras.Model(ids, y))
+    proto, session = export(model, tmp_path)
+    directions = [attribute(n, "direction") for n in recurrent_nodes(proto)]
+    assert directions == [b"bidirectional", b"forward"]
+    check_outputs(model, session, [IDS])
+
+
+def test_stacked_layers_with_dense_softmax(tmp_path):
+    ids = keras.Input((None,), dtype="int32", name="ids")
+    x = keras.layers.Embedding(12, 8, mask_zero=True)(ids)
+    x = keras.layers.Dropout(0.3)(x)
+    x = ks.layers.Recurrent(ks.cells.LSTMCell(6), return_sequences=True)(x)
+    x = ks.layers.Recurrent(ks.cells.GRUCell(6), return_sequences=True)(x)
+    x = keras.layers.TimeDistributed(keras.layers.Dense(5, activation="tanh"))(x)
+    x = ks.layers.Recurrent(ks.cells.ElmanCell(4))(x)
+    out = keras.layers.Dense(3, activation="softmax", name="probs")(x)
+    model = randomize(keras.Model(ids, out))
+    proto, session = export(model, tmp_path)
+    assert [n.op_type for n in recurrent_nodes(proto)] == ["LSTM", "GRU", "RNN"]
+    assert [o.name for o in proto.graph.output] == ["probs"]
+    check_outputs(model, session, [IDS])
+
+
+def test_initial_states_are_inputs_and_final_states_outputs(tmp_path):
+    x = keras.Input((None, 3), name="x")
+    h0, c0 = keras.Input((5,), name="h0"), keras.Input((5,), name="c0")
+    g0, d0 = keras.Input((5,), name="g0"), keras.Input((5,), name="d0")
+    uni = ks.layers.Recurrent(ks.cells.LSTMCell(5), return_sequences=True, return_state=True)
+    y, h, c = uni(x, initial_state=[h0, c0])
+    bi = ks.layers.Bidirectional(ks.layers.Recurrent(ks.cells.GRUCell(5), return_state=True))
+    z, hf, hb = bi(y, initial_state=[g0, d0])
+    model = randomize(keras.Model([x, h0, c0, g0, d0], [z, h, c, hf, hb]))
+    proto, session = export(model, tmp_path)
+    assert [i.name for i in proto.graph.input] == ["x", "h0", "c0", "g0", "d0"]
+    rng = np.random.default_rng(3)
+    feeds = [sequences(2, features=3)] + [rng.normal(size=(2, 5)).astype("float32")] * 4
+    check_outputs(model, session, feeds)
+
+
+def test_tied_softmax_and_merges(tmp_path):
+    ids = keras.Input((None,), dtype="int32", name="ids")
+    embedding = keras.layers.ReversibleEmbedding(11, 6)
+    x = embedding(ids)
+    a = ks.layers.Recurrent(ks.cells.LSTMCell(6), return_sequences=True)(x)
+    b = ks.layers.Recurrent(ks.cells.GRUCell(6), return_sequences=True, go_backwards=True)(x)
+    x = keras.layers.Add()([a, b])
+    x = keras.layers.Concatenate()([x, a])
+    x = keras.layers.Dense(6)(x)
+    logits = ks.layers.Bias()(embedding(x, reverse=True))
+    model = randomize(keras.Model(ids, keras.layers.Softmax()(logits)))
+    _, session = export(model, tmp_path)
+    check_outputs(model, session, [IDS[:2]])
+
+
+def test_opset_choice(tmp_path):
+    inputs = keras.Input((None, 4))
+    model = randomize(keras.Model(inputs, ks.layers.Recurrent(CELLS["gru_reset_after"]())(inputs)))
+    proto, session = export(model, tmp_path, opset=21)
+    assert proto.opset_import[0].version == 21
+    check_outputs(model, session, [sequences(2)])
+    with pytest.raises(ValueError, match=r"`opset` must be an integer from 14 .* opset=9"):
+        to_onnx(model, str(tmp_path / "old.onnx"), opset=9)
+
+
+def test_unsupported_layer_names_itself_and_other_formats(tmp_path):
+    inputs = keras.Input((None, 4))
+    x = keras.layers.Conv1D(3, 2, name="conv")(inputs)
+    model = keras.Model(inputs, ks.layers.Recurrent(ks.cells.LSTMCell(2))(x))
+    message = r"layer Conv1D 'conv' cannot be written as ONNX; use .*to_litert or the SavedModel"
+    with pytest.raises(ValueError, match=message):
+        to_onnx(model, str(tmp_path / "m.onnx"))
+    assert not os.path.exists(tmp_path / "m.onnx")
+
+
+def test_cell_without_onnx_node_is_refused(tmp_path):
+    inputs = keras.Input((None, 4))
+    layer = ks.layers.Recurrent(ks.cells.GatedCell(3), name="gated")
+    model = keras.Model(inputs, layer(inputs))
+    with pytest.raises(ValueError, match=r"Recurrent 'gated'.*cell GatedCell has no ONNX"):
+        to_onnx(model, str(tmp_path / "m.onnx"))
+
+
+def test_activation_onnx_lacks_is_refused(tmp_path):
+    inputs = keras.Input((None, 4))
+    layer = ks.layers.Recurrent(ks.cells.LSTMCell(3, activation="gelu"), name="lstm")
+    model = keras.Model(inputs, layer(inputs))
+    with pytest.raises(ValueError, match=r"Recurrent 'lstm': its `activation` 'gelu' has no"):
+        to_onnx(model, str(tmp_path / "m.onnx"))
+
+
+def test_stateful_layer_is_refused(tmp_path):
+    inputs = keras.Input(batch_shape=(2, None, 4))
+    layer = ks.layers.Recurrent(ks.cells.LSTMCell(3), stateful=True, name="carried")
+    model = keras.Model(inputs, layer(inputs))
+    with pytest.raises(ValueError, match=r"'carried'.*stateful=True.*stateless copy"):
+        to_onnx(model, str(tmp_path / "m.onnx"))
+
+
+def test_ptb_lstm_zoo_model(tmp_path):
+    """The shipped word language model (tied ReversibleEmbedding + Bias,
+    two LSTMs) on windows of real-looking ids, batch 1 and 3."""
+    model = ks.zoo.load("ptb-lstm").model
+    proto, session = export(model, tmp_path, "ptb-lstm.onnx")
+    assert [n.op_type for n in recurrent_nodes(proto)] == ["LSTM", "LSTM"]
+    rng = np.random.default_rng(7)
+    vocab = model.get_layer("embedding").input_dim
+    check_outputs(model, session, [rng.integers(0, vocab, size=(1, 20)).astype("int32")])
+    check_outputs(model, session, [rng.integers(0, vocab, size=(3, 35)).astype("int32")])
