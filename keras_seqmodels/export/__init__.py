@@ -206,6 +206,15 @@ def export(name, directory, **options):
     return directory
 
 
+def to_onnx(model, path, *, opset=None):
+    """Write ``model`` as an ONNX file with native LSTM/GRU/RNN nodes; returns
+    ``path``. See ``keras_seqmodels.export.onnx_export.to_onnx`` (imported
+    on use: it needs the ``onnx`` package, in the ``[deploy]`` extra)."""
+    from keras_seqmodels.export.onnx_export import to_onnx as _to_onnx
+
+    return _to_onnx(model, path, opset=opset)
+
+
 def to_litert(model, path, *, quantize=None, representative_data=None, batch_size=None):
     """Write ``model`` as a LiteRT (``.tflite``) file with fused LSTM kernels;
     returns ``path``. See ``keras_seqmodels.export.litert_export.to_litert``
@@ -221,4 +230,4 @@ def to_litert(model, path, *, quantize=None, representative_data=None, batch_siz
     )
 
 
-__all__ = ["EXPORTERS", "export", "exporter_for", "exporter_for_model", "to_litert"]
+__all__ = ["EXPORTERS", "export", "exporter_for", "exporter_for_model", "to_litert", "to_onnx"]
