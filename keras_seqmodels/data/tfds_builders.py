@@ -23,7 +23,20 @@ UPOS_TAGS = (
 
 
 class _ManualFiles:
-    """The splits of a builder are its ``FILES`` found in the manual directory."""
+    """The splits of a builder are its ``FILES`` found in the manual directory.
+
+    TFDS announces a build as "Downloading and preparing dataset ..."; these
+    builders download nothing, so their announcement says what they do."""
+
+    def _log_download_bytes(self):
+        print(
+            f"Preparing {self.name} from the local files (nothing is downloaded); "
+            f"records go to {self.data_dir} (once; later runs read them)...",
+            flush=True,
+        )
+
+    def _log_download_done(self):
+        print(f"{self.name} prepared in {self.data_dir}.", flush=True)
 
     def _split_generators(self, dl_manager):
         return {

@@ -452,3 +452,43 @@ def test_epochs_may_be_zero_for_train_only():
     for action, bad in (("train", "-1"), ("train", "two"), ("evaluate", "0")):
         with pytest.raises(SystemExit):
             arguments.parser_for(TINY_RECIPE, action).parse_args(["--epochs", bad])
+
+
+def test_piped_training_prints_progress_lines_and_writes_tensorboard_logs(
+    tmp_path, capsys, monkeypatch
+):
+    # Not a terminal (pytest captures stdout): --verbose defaults to 2, and
+    # ProgressLines prints within the epoch (interval 0: after every step).
+    from keras_seqmodels.zoo.framework import callbacks as framework_callbacks
+
+    monkeypatch.setattr(framework_callbacks.ProgressLines, "INTERVAL", 0.0)
+    logs = tmp_path / "tb"
+    framework.main(TINY_RECIPE, "train", ["--work-dir", str(tmp_path / "run"), "--epochs", "1",
+                                          "--tensorboard", str(logs)])  # fmt: skip
+    out = capsys.readouterr().out
+    assert "epoch 1: step 1/4, loss " in out and "epoch 1: step 4/4, loss " in out
+    events = [p for p in logs.rglob("events.out.tfevents.*")]
+    assert events, list(logs.rglob("*"))
+
+
+def test_verbosity_follows_the_terminal(monkeypatch):
+    from keras_seqmodels.zoo.framework import run
+
+    monkeypatch.setattr(run.sys.stdout, "isatty", lambda: True, raising=False)
+    assert run._verbosity(None) == 1
+    monkeypatch.setattr(run.sys.stdout, "isatty", lambda: False, raising=False)
+    assert run._verbosity(None) == 2
+    assert run._verbosity(0) == 0
+
+
+def test_evaluate_says_what_it_is_doing_on_stderr(tmp_path, capsys):
+    work = tmp_path / "run"
+    framework.main(TINY_RECIPE, "train", ["--work-dir", str(work), "--verbose", "0",
+                                          "--epochs", "1"])  # fmt: skip
+    capsys.readouterr()
+    framework.main(TINY_RECIPE, "evaluate", ["--model", str(work / "tiny.keras"),
+                                             "--split", "validation"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert json.loads(captured.out.strip().splitlines()[-1])["split"] == "validation"
+    for stage in ("loading", "reading the validation split", "scoring", "done in"):
+        assert stage in captured.err, captured.err

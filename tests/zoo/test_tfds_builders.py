@@ -57,3 +57,17 @@ def test_ptb_builder_keeps_the_file_order(tmp_path):
         (manual / f"ptb.{split}.txt").write_text("\n".join(f" {x} " for x in lines) + "\n")
     ds = load_local("ptb_text", str(manual), "train", str(tmp_path / "tfds"))
     assert [ex["text"].decode() for ex in ds.as_numpy_iterator()] == lines
+
+
+def test_preparing_says_what_it_does_and_downloads_nothing(tmp_path, capfd):
+    manual = tmp_path / "ptb"
+    manual.mkdir()
+    for split in ("train", "valid", "test"):
+        (manual / f"ptb.{split}.txt").write_text(" a b \n")
+    load_local("ptb_text", str(manual), "train", str(tmp_path / "tfds"))
+    out = capfd.readouterr().out
+    assert "Downloading" not in out
+    assert "Preparing ptb_text from the local files (nothing is downloaded)" in out
+    assert "ptb_text prepared in" in out
+    load_local("ptb_text", str(manual), "valid", str(tmp_path / "tfds"))  # built: silent
+    assert "Preparing" not in capfd.readouterr().out

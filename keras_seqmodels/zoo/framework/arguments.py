@@ -63,8 +63,23 @@ def parser_for(recipe, action):
         action="store_true",
         help="a few generated or fixture examples (a test of the path)",
     )
-    parser.add_argument("--verbose", type=int, default=2, help="keras verbosity")
+    parser.add_argument(
+        "--verbose",
+        type=int,
+        choices=(0, 1, 2),
+        default=None,
+        help="0: quiet; 1: Keras's progress bar per batch; 2: a line per epoch, and "
+        "a plain progress line every 30 s within it (default: 1 on a terminal, "
+        "2 when the output goes to a file or pipe)",
+    )
     if action == "train":
+        parser.add_argument(
+            "--tensorboard",
+            default=None,
+            metavar="DIR",
+            help="also write TensorBoard logs (loss and metrics per epoch) to DIR "
+            "(`tensorboard --logdir DIR`)",
+        )
         parser.add_argument(
             "--work-dir",
             default=os.path.join("runs", recipe.name),

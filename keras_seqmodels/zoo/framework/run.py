@@ -5,12 +5,19 @@ import itertools
 import json
 import os
 import shutil
+import sys
+import time
 
 import keras
 
 from keras_seqmodels.training.fault_tolerance import AtomicBackupAndRestore
 from keras_seqmodels.zoo.framework import arguments, distribution, ensemble
-from keras_seqmodels.zoo.framework.callbacks import BestCheckpoint, Clock, read_record
+from keras_seqmodels.zoo.framework.callbacks import (
+    BestCheckpoint,
+    Clock,
+    ProgressLines,
+    read_record,
+)
 
 
 def main(recipe, action, argv):
@@ -209,6 +216,14 @@ def _typed(default, text):
     return text if default is None else type(default)(text)
 
 
+def _verbosity(verbose):
+    """``--verbose``, or by default 1 (a progress bar) on a terminal and 2 (a
+    line per epoch, with ``ProgressLines`` within it) when piped."""
+    if verbose is not None:
+        return verbose
+    return 1 if sys.stdout.isatty() else 2
+
+
 def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
     os.makedirs(work_dir, exist_ok=True)
     with open(os.path.join(work_dir, "config.json"), "w", encoding="utf-8") as f:
@@ -239,12 +254,19 @@ def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
             AtomicBackupAndRestore(os.path.join(work_dir, "backup"), delete_checkpoint=False),
             keras.callbacks.CSVLogger(os.path.join(work_dir, "history.csv"), append=True),
         ]
+        verbose = _verbosity(args.verbose)
+        if verbose == 2:
+            callbacks.append(ProgressLines())
+        if getattr(args, "tensorboard", None):
+            run = os.path.relpath(work_dir, args.work_dir)
+            log_dir = os.path.join(args.tensorboard, "" if run == "." else run)
+            callbacks.append(keras.callbacks.TensorBoard(log_dir=log_dir))
         model.fit(
             **setup.fit_inputs(train_data, shuffle=True, seed=config["seed"]),
             validation_data=setup.validation_data(validation),
             epochs=args.epochs,
             callbacks=callbacks,
-            verbose=args.verbose,
+            verbose=verbose,
         )
     return read_record(os.path.join(work_dir, "best.json"))
 
@@ -258,15 +280,26 @@ def load_model(recipe, path=None):
     return zoo.load_model(recipe.name)
 
 
+def _say(text):
+    print(text, file=sys.stderr, flush=True)
+
+
 def evaluate(recipe, args):
     """Print the metrics of a model on ``--split``; ``--register`` ships it."""
     data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
     config = dict(
         arguments.config_of(recipe, args), split=args.split, data_dir=data_dir, model=args.model
     )
+    # What it is doing, on standard error (standard output ends with the JSON line).
+    start = time.monotonic()
+    _say(f"{recipe.name}: loading {args.model or 'the shipped model'}...")
     model = load_model(recipe, args.model)
+    _say(f"{recipe.name}: reading the {args.split} split...")
     load = recipe.evaluation_data or recipe.load_data
-    metrics = recipe.evaluate(model, load(data_dir, args.split, args.smoke, config), config)
+    data = load(data_dir, args.split, args.smoke, config)
+    _say(f"{recipe.name}: scoring the {args.split} split...")
+    metrics = recipe.evaluate(model, data, config)
+    _say(f"{recipe.name}: done in {time.monotonic() - start:.0f} s")
     print(json.dumps({"model": recipe.name, "split": args.split, **metrics}))
     if args.register:
         register(recipe, args.model, args.split, metrics)
