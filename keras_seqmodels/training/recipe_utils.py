@@ -52,7 +52,8 @@ def add_common_arguments(parser, epochs=10, batch_size=32, data_dir=None, epochs
     parser.add_argument(
         "--data-dir",
         default=data_dir or default_data_dir(),
-        help="folder of the shared data sets (default: ../shared/data)",
+        help="folder of the shared data sets (default: $KERAS_SEQMODELS_DATA, else "
+        "shared/data beside the checkout's folder, where it exists)",
     )
     if epochs_help is None:
         parser.add_argument("--epochs", type=_positive_int, default=epochs)

@@ -164,6 +164,12 @@ def resolve_data_dir(recipe, data_dir, smoke=False):
     for path in candidates:
         if os.path.isdir(path):
             return path
+    if not root:
+        raise FileNotFoundError(
+            f"{recipe.name}: no data folder given, and there is no shared/data beside "
+            f"the checkout. Pass --data-dir DATA (the folder holding {recipe.data_subdir}/) "
+            f"or set {DATA_ENV}."
+        )
     raise FileNotFoundError(
         f"{recipe.name}: data folder {recipe.data_subdir!r} not found under "
         f"{root!r}. Pass --data-dir (the folder holding {recipe.data_subdir}/) "
