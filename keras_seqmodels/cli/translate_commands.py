@@ -38,22 +38,6 @@ class _Progress:
         self.stream.flush()
 
 
-def translate_lines(model, lines, beam_size=None, batch_size=32, progress=None):
-    """Translate Python strings in batches with one traced function."""
-    import tensorflow as tf
-
-    fn = tf.function(
-        lambda s: model(s, beam_size=beam_size), reduce_retracing=True
-    )
-    out = []
-    for i in range(0, len(lines), batch_size):
-        chunk = lines[i : i + batch_size]
-        out += [t.decode("utf-8") for t in fn(tf.constant(chunk)).numpy()]
-        if progress is not None:
-            progress(len(chunk))
-    return out
-
-
 def _translate(args):
     lines, show_progress = read_lines(
         args.text, args.file, 'a sentence ("A man is riding a bicycle.")'
@@ -62,9 +46,9 @@ def _translate(args):
         return 0
     from keras_seqmodels import zoo
 
-    model = zoo.load(args.model).model
+    task = zoo.load(args.model)
     progress = _Progress(len(lines)) if show_progress and not args.quiet else None
-    out = translate_lines(model, lines, args.beam, args.batch_size, progress)
+    out = task.predict_batch(lines, args.beam, args.batch_size, progress)
     write_lines(out, args.output)
     return 0
 

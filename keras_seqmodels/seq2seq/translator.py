@@ -25,6 +25,11 @@ class Translator(keras.Model):
     String tensors exist on the TensorFlow backend only, so this model runs
     there; the ``EncoderDecoder`` it wraps runs on any backend.
 
+    ``translate`` (Python strings in and out) and ``translation_function``
+    (the compiled search behind it) trace the search once per beam size and
+    keep it on the model, so only the first call of a beam size pays for the
+    tracing; the zoo task's ``predict`` and ``seqmodels translate`` use them.
+
     Robustness: an empty (or blank) string translates to ""; sources are
     cut to ``max_source_length`` pieces; outputs stop at ``max_output_length``
     tokens; characters never seen in training become the unknown token,
@@ -125,6 +130,7 @@ class Translator(keras.Model):
             vocabulary=self.target_vocabulary, mask_token=text.PAD,
             oov_token=text.UNK, invert=True, name="target_inverse",
         )
+        self._searches = _CompiledSearches()
 
     @classmethod
     def from_parallel_text(cls, source_path, target_path, validation=None, **options):
@@ -225,6 +231,67 @@ class Translator(keras.Model):
             tf.shape(strings)[0] > 0, translate, lambda: tf.zeros([0], tf.string)
         )
 
+    def translation_function(self, beam_size=None):
+        """The compiled search: a ``tf.function`` from strings ``(batch,)`` to strings.
+
+        Traced once for its input signature, a string vector of any batch
+        size; the sentences' lengths are tensor values inside it, so no
+        batch or length needs a trace of its own (sources are not padded to
+        a length bucket: the output limit 2 S + 10 follows from the source
+        width S, and padding would change it). The function is kept on this
+        object, one per beam size and per value of the settings the trace
+        reads (``alpha``, ``max_source_length``, ``max_output_length``):
+        changing one of them gives a new function rather than a stale one.
+        It is not saved with the model.
+
+        Args:
+            beam_size: 1 for greedy decoding (default: the model's).
+
+        Returns:
+            The ``tf.function``; its result is what ``self(strings,
+            beam_size=beam_size)`` gives.
+        """
+        import tensorflow as tf
+
+        if beam_size is None:
+            beam = self.beam_size
+        else:
+            beam = validation.check_positive_int(type(self).__name__, "beam_size", beam_size)
+        key = (beam, self.alpha, self.max_source_length, self.max_output_length)
+        function = self._searches.functions.get(key)
+        if function is None:
+            function = tf.function(
+                lambda strings: self(strings, beam_size=beam),
+                input_signature=[tf.TensorSpec([None], tf.string, name="inputs")],
+            )
+            self._searches.functions[key] = function
+        return function
+
+    def translate(self, sentences, beam_size=None, batch_size=32, progress=None):
+        """Translations of Python strings, ``batch_size`` at a time.
+
+        Args:
+            sentences: a list of ``str``.
+            beam_size: 1 for greedy decoding (default: the model's).
+            batch_size: sentences per call of the compiled search.
+            progress: optional callable, given the number of sentences done
+                after each batch.
+
+        Returns:
+            A list of ``str``, in input order.
+        """
+        import tensorflow as tf
+
+        search = self.translation_function(beam_size)
+        batch_size = validation.check_positive_int(type(self).__name__, "batch_size", batch_size)
+        out = []
+        for i in range(0, len(sentences), batch_size):
+            batch = [str(s) for s in sentences[i : i + batch_size]]
+            out += [t.decode("utf-8") for t in search(tf.constant(batch, tf.string)).numpy()]
+            if progress is not None:
+                progress(len(batch))
+        return out
+
     def attention_weights(self, source, translation):
         """Attention of the decoder over the source for one given output.
 
@@ -267,3 +334,15 @@ class Translator(keras.Model):
         config = dict(config)
         config["model"] = keras.saving.deserialize_keras_object(config["model"])
         return cls(**config)
+
+
+class _CompiledSearches:
+    """A ``Translator``'s compiled searches, by beam size and settings.
+
+    A plain holder, so that neither Keras nor TensorFlow tracks the
+    functions: they are a cache, and an exported model traces its own
+    signature (``keras_seqmodels.export.translation``).
+    """
+
+    def __init__(self):
+        self.functions = {}

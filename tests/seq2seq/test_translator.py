@@ -160,3 +160,74 @@ def test_export_picks_the_exporter_of_the_model_type(tiny):
         export.exporter_for_model(tiny.model)
     generic, kind = export.exporter_for_model(keras.Sequential([keras.Input((2,))]))
     assert generic is export.exporter_for(None) and kind is None
+
+
+def _fresh(tiny):
+    """A translator with the tiny one's config and weights, and no compiled search yet."""
+    other = Translator.from_config(tiny.get_config())
+    other.build()
+    other.set_weights(tiny.get_weights())
+    return other
+
+
+VARIED = [
+    ["A man is riding a bicycle."],
+    ["Two dogs play in the snow.", ""],
+    _lines("en")[:5],
+    [" ".join(["dog"] * 300), "A girl.", "Ein Mädchen läuft. 😀"],
+    _lines("en")[10:11],
+]
+
+
+def test_compiled_translation_equals_the_uncompiled_call(tiny):
+    sentences = _lines("en")[:6] + ODD_INPUTS[:2]
+    for beam in (1, 3, 5):
+        # The model called eagerly, outside any tf.function, is the reference.
+        reference = tiny(tf.constant(sentences), beam_size=beam).numpy()
+        expected = [s.decode("utf-8") for s in reference]
+        assert tiny.translate(sentences, beam_size=beam) == expected, beam
+        assert tiny.translate(sentences, beam_size=beam, batch_size=3) == expected, beam
+    assert tiny.translate(sentences[:2]) == tiny.translate(sentences[:2], beam_size=3)
+    assert tiny.translate([]) == []
+
+
+def test_compiled_search_is_traced_once_per_beam_size(tiny):
+    fresh = _fresh(tiny)
+    for sentences in VARIED:  # batch sizes 1 to 5, 0 to 300 words
+        for beam in (1, 2):
+            fresh.translate(sentences, beam_size=beam)
+    fresh.translation_function(1)(tf.constant([], tf.string))
+    for beam in (1, 2):
+        assert fresh.translation_function(beam).experimental_get_tracing_count() == 1
+    assert fresh.translation_function(2) is fresh.translation_function(2)
+    assert fresh.translation_function() is fresh.translation_function(3)
+    assert fresh.translation_function(1) is not fresh.translation_function(2)
+
+
+def test_a_changed_setting_gives_a_new_compiled_search(tiny):
+    fresh = _fresh(tiny)
+    sentences = _lines("en")[:4]
+    before = fresh.translation_function(1)
+    fresh.translate(sentences, beam_size=1)
+    fresh.max_output_length = 3
+    after = fresh.translation_function(1)
+    assert after is not before and before.experimental_get_tracing_count() == 1
+    expected = [s.decode("utf-8") for s in fresh(tf.constant(sentences), beam_size=1).numpy()]
+    assert fresh.translate(sentences, beam_size=1) == expected
+
+
+def test_compiled_search_checks_its_arguments(tiny):
+    with pytest.raises(ValueError, match="`beam_size` must be a positive integer. Received"):
+        tiny.translate(["A man."], beam_size=0)
+    with pytest.raises(ValueError, match="`batch_size` must be a positive integer. Received"):
+        tiny.translate(["A man."], batch_size=0)
+
+
+def test_compiled_searches_are_not_saved(tiny):
+    tiny.translate(["A man."], beam_size=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.keras")
+        tiny.save(path)
+        loaded = keras.saving.load_model(path, safe_mode=True)
+    assert loaded._searches.functions == {}
+    assert loaded.translate(["A man."], beam_size=1) == tiny.translate(["A man."], beam_size=1)

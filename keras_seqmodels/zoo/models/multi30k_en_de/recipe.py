@@ -288,19 +288,10 @@ def package(model, config):
 def evaluate(model, data, config):
     """BLEU (sacrebleu default: 13a, cased) with beam ``config["beam"]``."""
     import sacrebleu
-    import tensorflow as tf
 
     english, german = data
     model.alpha = config["alpha"]
-
-    @tf.function(reduce_retracing=True)
-    def decode(lines):
-        return model(lines, beam_size=config["beam"])
-
-    hypotheses = []
-    for i in range(0, len(english), 64):
-        output = decode(tf.constant(english[i : i + 64])).numpy()
-        hypotheses += [t.decode("utf-8") for t in output]
+    hypotheses = model.translate(list(english), beam_size=config["beam"], batch_size=64)
     bleu = sacrebleu.corpus_bleu(hypotheses, [german])
     name = f"bleu_beam{config['beam']}" if config["beam"] > 1 else "bleu_greedy"
     return {"sentences": len(english), name: round(bleu.score, 2), "signature": str(bleu)}

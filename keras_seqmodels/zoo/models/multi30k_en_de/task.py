@@ -13,10 +13,13 @@ class TranslationTask(Task):
     'Ein Mann fährt Fahrrad.'
     """
 
-    def predict_batch(self, inputs, beam_size=None, batch_size=32):
-        from keras_seqmodels.cli.translate_commands import translate_lines
+    def predict_batch(self, inputs, beam_size=None, batch_size=32, progress=None):
+        """Translations of a list of sentences (see ``Translator.translate``).
 
-        return translate_lines(self.model, [str(s) for s in inputs], beam_size, batch_size)
+        The search is compiled at the first call of a beam size and kept on
+        the model, so later calls (any sentences, any batch) reuse it.
+        """
+        return self.model.translate(list(inputs), beam_size, batch_size, progress)
 
     def predict(self, inputs, beam_size=None):
         """German translations: a ``str`` for a ``str``, a list for a list.
