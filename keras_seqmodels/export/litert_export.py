@@ -172,7 +172,7 @@ def run_litert(interpreter, *inputs):
         A list of output arrays.
     """
     signature = interpreter._get_full_signature_list()["serving_default"]
-    names = sorted(signature["inputs"], key=lambda n: int(n.rsplit("_", 1)[-1]))
+    names = sorted(signature["inputs"], key=_position)
     if len(names) != len(inputs):
         raise ValueError(
             f"run_litert: the file takes {len(names)} input(s); received {len(inputs)}"
@@ -198,8 +198,14 @@ def run_litert(interpreter, *inputs):
         interpreter.set_tensor(index, np.asarray(x, dtype=dtype))
     interpreter.invoke()
     outputs = signature["outputs"]
-    order = sorted(outputs, key=lambda n: int(n.rsplit("_", 1)[-1]))
+    order = sorted(outputs, key=_position)
     return [interpreter.get_tensor(outputs[n]) for n in order]
+
+
+def _position(name):
+    """``input_3`` / ``output_3`` sort by number; other names by name."""
+    head, _, tail = name.rpartition("_")
+    return (head, int(tail)) if tail.isdigit() else (name, -1)
 
 
 def op_names(content):

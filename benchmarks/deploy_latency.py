@@ -1,0 +1,265 @@
+"""Batch-1 latency of one LSTM model in each deployment format, on this CPU.
+
+The model: ``keras.Input((length, features))`` -> ``Recurrent(LSTMCell(units))``
+(last output), batch 1; default length 100, 128 -> 256. Rows:
+
+- ``litert fused``: ``keras_seqmodels.export.to_litert`` (float32), one
+  ``UNIDIRECTIONAL_SEQUENCE_LSTM``;
+- ``litert keras LSTM loop`` (the anchor): the same weights in
+  ``keras.layers.LSTM``, converted by TensorFlow's converter with builtin ops
+  at a fixed batch of 1: a ``WHILE`` loop (Keras 3 has no fused path);
+- ``litert fused float16`` / ``dynamic`` / ``int8``: ``to_litert`` with
+  ``quantize=`` (int8 calibrated on 64 random normal sequences);
+- ``savedmodel``: ``keras_seqmodels.export.export`` (the package's SavedModel),
+  its ``serving_default`` called from Python (TensorFlow with 2 threads);
+- ``onnxruntime``: ``keras_seqmodels.export.to_onnx`` on onnxruntime's CPU
+  provider (2 intra-op threads), where that exporter and onnxruntime exist.
+
+LiteRT runs with ``ai_edge_litert``'s interpreter (``num_threads``, default 2;
+its default XNNPACK delegate takes what it supports). Every timed call resets
+the fused kernel's states first (``reset_all_variables``, as a stateless
+service must). The rows are timed in turns, ``--rounds`` rounds of
+``--calls`` calls each, so load from other processes falls on all of them; a
+row's latency is the median over its rounds of the per-round median. Also
+printed: file size, and the largest output difference from ``model.predict``
+over 16 random sequences.
+
+    python benchmarks/deploy_latency.py                 # the table
+    python benchmarks/deploy_latency.py --length 20 --units 32 --rounds 2   # quick
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--length", type=int, default=100)
+    parser.add_argument("--features", type=int, default=128)
+    parser.add_argument("--units", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args(argv)
+
+
+def build_models(args):
+    """The package's LSTM and Keras's LSTM with the same weights."""
+    import keras
+
+    import keras_seqmodels as ks
+
+    keras.utils.set_random_seed(args.seed)
+    shape = (args.length, args.features)
+    ours = keras.Sequential(
+        [keras.Input(shape, name="x"), ks.layers.Recurrent(ks.cells.LSTMCell(args.units))]
+    )
+    theirs = keras.Sequential([keras.Input(shape, batch_size=1), keras.layers.LSTM(args.units)])
+    theirs.set_weights(ours.get_weights())  # same layout: kernel, recurrent, bias
+    return ours, theirs
+
+
+def keras_loop_tflite(model, folder):
+    """Keras's LSTM through TensorFlow's converter, builtin ops, batch 1."""
+    import tensorflow as tf
+
+    function = tf.function(lambda x: model(x, training=False))
+    spec = tf.TensorSpec(model.inputs[0].shape, tf.float32)
+    module = tf.Module()
+    module.f = function
+    module.weights = [v.value for v in model.variables]  # tracked, so saved
+    saved = os.path.join(folder, "keras_lstm_savedmodel")
+    tf.saved_model.save(module, saved, signatures=function.get_concrete_function(spec))
+    converter = tf.lite.TFLiteConverter.from_saved_model(saved)
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    path = os.path.join(folder, "keras_lstm.tflite")
+    with open(path, "wb") as f:
+        f.write(converter.convert())
+    return path
+
+
+class LiteRTRow:
+    def __init__(self, name, path, threads):
+        from ai_edge_litert.interpreter import Interpreter
+
+        from keras_seqmodels.export.litert_export import op_names, run_litert
+
+        self.name, self.path = name, path
+        self.interpreter = Interpreter(model_path=path, num_threads=threads)
+        self._run = run_litert
+        with open(path, "rb") as f:
+            self.ops = op_names(f.read())
+        self.size = os.path.getsize(path)
+
+    def predict(self, x):
+        return self._run(self.interpreter, x)[0]
+
+    def prepare(self, x):
+        self._run(self.interpreter, x)  # sizes the tensors for this batch
+        interpreter = self.interpreter
+        signature = interpreter._get_full_signature_list()["serving_default"]
+        (index,) = signature["inputs"].values()
+        interpreter.set_tensor(index, x)
+
+        def call():
+            interpreter.reset_all_variables()
+            interpreter.invoke()
+
+        return call
+
+
+class SavedModelRow:
+    def __init__(self, name, model, folder):
+        import tensorflow as tf
+
+        from keras_seqmodels import export
+
+        self.name = name
+        self.path = export.export(model, os.path.join(folder, "savedmodel"))
+        self.function = tf.saved_model.load(self.path).signatures["serving_default"]
+        self.ops = []
+        self.size = sum(
+            os.path.getsize(os.path.join(root, f))
+            for root, _, files in os.walk(self.path)
+            for f in files
+        )
+
+    def predict(self, x):
+        (out,) = self.function(x=x).values()
+        return out.numpy()
+
+    def prepare(self, x):
+        import tensorflow as tf
+
+        tensor = tf.constant(x)
+        return lambda: self.function(x=tensor)
+
+
+class OnnxRow:
+    def __init__(self, name, model, folder, threads):
+        import onnxruntime
+
+        from keras_seqmodels import export
+
+        self.name = name
+        self.path = export.to_onnx(model, os.path.join(folder, "model.onnx"))
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(
+            self.path, options, providers=["CPUExecutionProvider"]
+        )
+        self.input = self.session.get_inputs()[0].name
+        self.ops = []
+        self.size = os.path.getsize(self.path)
+
+    def predict(self, x):
+        return self.session.run(None, {self.input: x})[0]
+
+    def prepare(self, x):
+        return lambda: self.session.run(None, {self.input: x})
+
+
+def time_rows(rows, x, rounds, calls):
+    """Per row: the median over rounds of the per-round median call time (s)."""
+    calls_by_row = {row.name: row.prepare(x) for row in rows}
+    for call in calls_by_row.values():
+        for _ in range(3):  # warm up
+            call()
+    medians = {row.name: [] for row in rows}
+    for _ in range(rounds):
+        for row in rows:
+            call = calls_by_row[row.name]
+            times = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - start)
+            medians[row.name].append(statistics.median(times))
+    return {name: statistics.median(values) for name, values in medians.items()}
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    import numpy as np
+
+    from keras_seqmodels import export
+
+    ours, theirs = build_models(args)
+    rng = np.random.default_rng(args.seed)
+    shape = (args.length, args.features)
+    calibration = rng.normal(size=(64,) + shape).astype("float32")
+    check = rng.normal(size=(16,) + shape).astype("float32")
+    x = check[:1]
+    folder = tempfile.mkdtemp(prefix="deploy_latency_")
+    try:
+        rows = [
+            LiteRTRow(
+                "litert fused",
+                export.to_litert(ours, os.path.join(folder, "fused.tflite"), batch_size=1),
+                args.threads,
+            )
+        ]
+        rows.append(
+            LiteRTRow("litert keras LSTM loop", keras_loop_tflite(theirs, folder), args.threads)
+        )
+        for quantize in ("float16", "dynamic", "int8"):
+            path = export.to_litert(
+                ours,
+                os.path.join(folder, f"{quantize}.tflite"),
+                quantize=quantize,
+                representative_data=calibration,
+                batch_size=1,
+            )
+            rows.append(LiteRTRow(f"litert fused {quantize}", path, args.threads))
+        rows.append(SavedModelRow("savedmodel (python call)", ours, folder))
+        try:
+            rows.append(OnnxRow("onnxruntime", ours, folder, args.threads))
+        except (ImportError, AttributeError) as error:
+            print(f"onnxruntime row skipped: {error}", file=sys.stderr)
+
+        reference = ours.predict(check, verbose=0)
+        errors = {}
+        for row in rows:
+            got = np.concatenate([row.predict(check[i : i + 1]) for i in range(len(check))])
+            errors[row.name] = float(np.max(np.abs(got - reference)))
+        seconds = time_rows(rows, x, args.rounds, args.calls)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    anchor = seconds["litert keras LSTM loop"]
+    float_size = rows[0].size
+    print(
+        f"\nbatch 1 x {args.length} steps, {args.features} -> {args.units} LSTM; "
+        f"{args.threads} threads; median of {args.rounds} rounds x {args.calls} calls\n"
+    )
+    print(
+        "| format | ops (LiteRT main graph) | latency ms | sequences/s | "
+        "x anchor | file KiB | x float file | max abs diff vs Keras |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        ops = ", ".join(sorted(set(row.ops))) if row.ops else "-"
+        latency = seconds[row.name]
+        print(
+            f"| {row.name} | {ops} | {latency * 1e3:.2f} | {1 / latency:.0f} | "
+            f"{anchor / latency:.2f} | {row.size / 1024:.0f} | {row.size / float_size:.2f} | "
+            f"{errors[row.name]:.1e} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
