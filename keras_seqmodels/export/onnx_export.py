@@ -119,7 +119,22 @@ def _numpy(variable):
     return np.asarray(keras.ops.convert_to_numpy(variable), "float32")
 
 
+# Why the package's layers that have no ONNX form have none.
+_WHY_NOT = {
+    "CRF": "Viterbi decoding is a dynamic program over the tags, which needs a Loop; "
+    "export the emission scores (the model up to the layer before the CRF) and decode "
+    "them in Python with the CRF layer's decode(scores, mask)",
+    "NTM": "its state is a memory matrix read and written by attention at every step, "
+    "which ONNX's LSTM/GRU/RNN nodes (vector states only) cannot carry",
+    "MemoryNetwork": "the end-to-end memory network's hops over a story are not mapped",
+    "TreeLSTM": "it recurses over a tree, not over time",
+    "RNTN": "it recurses over a tree, not over time",
+    "RecursiveNN": "it recurses over a tree, not over time",
+}
+
+
 def _unsupported(layer, why=None):
+    why = why or _WHY_NOT.get(type(layer).__name__)
     detail = f": {why}" if why else ""
     return ValueError(
         f"to_onnx: layer {type(layer).__name__} '{layer.name}' cannot be written as ONNX"
@@ -285,8 +300,6 @@ def _check_runner(layer, runner):
             "keep; export a stateless copy (stateful=False, same weights) and pass the "
             "states as inputs (initial_state)",
         )
-    if getattr(runner, "unroll", False):
-        pass  # unrolling changes only how the loop runs, not its result
     return cell
 
 
@@ -360,7 +373,7 @@ def _direction_slice(g, value, axis, index, hint):
     )
 
 
-def _sequence_output(g, y, direction, hint):
+def _sequence_output(g, y, hint):
     """(batch, time, units) of one direction of ``Y`` (time, dirs, batch, units)."""
     y = g.op("Squeeze", [y, g.ints([1], "axes1")], hint)
     return g.op("Transpose", [y], hint, perm=[1, 0, 2])
@@ -394,16 +407,36 @@ def _hold_last_output(g, y, y_h, lens, hint):
 
 
 def _convert_recurrent(g, layer, x, states):
-    """``Recurrent`` or a Keras RNN layer: returns Keras's outputs."""
-    _check_runner(layer, layer)
-    batch = x.shape[0]
+    """``Recurrent`` or a Keras RNN layer: returns Keras's outputs. Stacked
+    cells (``StackedCells``, a list of cells) become one node per cell, each
+    reading the whole output sequence of the one below: the same numbers as
+    stacking them within each step, in either direction."""
+    from types import SimpleNamespace
+
+    from keras_seqmodels.cells import StackedCells
+
+    cells = list(layer.cell.cells) if isinstance(layer.cell, StackedCells) else [layer.cell]
+    runners = [SimpleNamespace(cell=c, stateful=getattr(layer, "stateful", False)) for c in cells]
+    for runner in runners:
+        _check_runner(layer, runner)
+    batch, hint = x.shape[0], layer.name
     direction = "reverse" if layer.go_backwards else "forward"
-    y, y_h, y_c = _recurrent_node(g, layer, [layer], x, states, direction)
-    hint = layer.name
-    units = layer.cell.units
-    h = g.op("Squeeze", [y_h, g.ints([0], "axes0")], f"{hint}/h")
+    states = list(states or [])
+    finals, seq = [], x
+    for k, runner in enumerate(runners):
+        n = _state_count(_cell_kind(runner.cell))
+        mine, states = states[:n], states[n:]
+        y, y_h, y_c = _recurrent_node(g, layer, [runner], seq, mine, direction)
+        units = runner.cell.units
+        h = g.op("Squeeze", [y_h, g.ints([0], "axes0")], f"{hint}/h")
+        finals.append(_Tensor(h, (batch, units)))
+        if y_c is not None:
+            c = g.op("Squeeze", [y_c, g.ints([0], "axes0")], f"{hint}/c")
+            finals.append(_Tensor(c, (batch, units)))
+        if k + 1 < len(runners):  # ONNX's Y is in time order in both directions
+            seq = _Tensor(_sequence_output(g, y, hint), (batch, x.shape[1], units), x.lens)
     if layer.return_sequences:
-        out = _sequence_output(g, y, direction, f"{hint}/sequences")
+        out = _sequence_output(g, y, f"{hint}/sequences")
         if layer.go_backwards:
             out = _reverse_time(g, out, hint)
         elif x.lens and not getattr(layer, "zero_output_for_mask", True):
@@ -411,13 +444,7 @@ def _convert_recurrent(g, layer, x, states):
         output = _Tensor(out, (batch, x.shape[1], units), x.lens)
     else:
         output = _Tensor(h, (batch, units))
-    if not layer.return_state:
-        return output
-    result = [output, _Tensor(h, (batch, units))]
-    if y_c is not None:
-        c = g.op("Squeeze", [y_c, g.ints([0], "axes0")], f"{hint}/c")
-        result.append(_Tensor(c, (batch, units)))
-    return result
+    return [output] + finals if layer.return_state else output
 
 
 def _merge(g, mode, a, b, hint):
@@ -447,7 +474,7 @@ def _convert_bidirectional(g, layer, x, states):
     if layer.return_sequences:
         for k in range(2):
             part = _direction_slice(g, y, 1, k, f"{hint}/dir{k}")
-            part = _sequence_output(g, part, "forward", f"{hint}/sequences{k}")
+            part = _sequence_output(g, part, f"{hint}/sequences{k}")
             parts.append(_Tensor(part, (batch, x.shape[1], units), x.lens))
     else:
         for k in range(2):
@@ -593,6 +620,66 @@ def _convert_reshape(g, layer, x):
     return _Tensor(out, (x.shape[0],) + tuple(layer.target_shape))
 
 
+def _shape_of(g, x, start, end, hint):
+    """The dimensions ``start:end`` of ``x`` at run time, an int64 vector."""
+    return g.op("Slice", [g.op("Shape", [x], hint), g.ints([start]), g.ints([end])], hint)
+
+
+def _reshape(g, x, parts, hint):
+    return g.op("Reshape", [x, g.op("Concat", parts, hint, axis=0)], hint)
+
+
+def _convert_four_directional(g, layer, x):
+    """``FourDirectional2D``: patches, then each axis swept by one
+    bidirectional node over all rows (or columns) of all images."""
+    hint = layer.name
+    (ph, pw), c = layer.patch_size, x.shape[-1]
+    grid = x.name
+    if (ph, pw) != (1, 1):
+        h, w = x.shape[1], x.shape[2]
+        pad_h, pad_w = (-h) % ph, (-w) % pw
+        if pad_h or pad_w:
+            pads = g.ints([0, 0, 0, 0, 0, pad_h, pad_w, 0], "pads")
+            grid = g.op("Pad", [grid, pads], hint)
+        gh, gw = (h + pad_h) // ph, (w + pad_w) // pw
+        grid = g.op("Reshape", [grid, g.ints([0, gh, ph, gw, pw, c])], hint)
+        grid = g.op("Transpose", [grid], hint, perm=[0, 1, 3, 2, 4, 5])
+        grid = g.op("Reshape", [grid, g.ints([0, gh, gw, ph * pw * c])], hint)
+
+    def sweep(bidirectional, value, width):
+        rows = _reshape(g, value, [g.ints([-1]), _shape_of(g, value, 2, 4, hint)], hint)
+        out = _convert_bidirectional(g, bidirectional, _Tensor(rows, (None, None, width)), None)
+        return _reshape(g, out.name, [_shape_of(g, value, 0, 3, hint), g.ints([-1])], hint)
+
+    def columns(value, width):
+        turned = g.op("Transpose", [value], hint, perm=[0, 2, 1, 3])
+        return g.op("Transpose", [sweep(layer.vertical, turned, width)], hint, perm=[0, 2, 1, 3])
+
+    features = ph * pw * c
+    horizontal = sweep(layer.horizontal, grid, features)
+    if layer.arrangement == "renet":
+        out = columns(horizontal, 2 * layer.horizontal.forward_layer.cell.units)
+    else:
+        out = g.op("Concat", [horizontal, columns(grid, features)], hint, axis=-1)
+    return _Tensor(out, layer.compute_output_shape(x.shape))
+
+
+def _convert_character_encoder(g, layer, x):
+    """``CharacterEncoder``: all words as one batch of character sequences,
+    one bidirectional LSTM node, its final states side by side."""
+    hint = layer.name
+    flat = _reshape(g, x.name, [g.ints([-1]), _shape_of(g, x.name, 2, 3, hint)], hint)
+    ids = _Tensor(flat, (None, x.shape[2]), dtype=x.dtype)
+    chars = _convert_embedding(g, layer.embedding, ids)
+    chars = _Tensor(chars.name, chars.shape, chars.lens)
+    _, y_h, _ = _recurrent_node(
+        g, layer, [layer.forward, layer.backward], chars, None, "bidirectional"
+    )
+    both = g.op("Transpose", [y_h], hint, perm=[1, 0, 2])  # (words, 2, units)
+    out = _reshape(g, both, [_shape_of(g, x.name, 0, 2, hint), g.ints([2 * layer.units])], hint)
+    return _Tensor(out, x.shape[:2] + (2 * layer.units,))
+
+
 # Walking the model -------------------------------------------------------------
 
 
@@ -609,7 +696,13 @@ def _convert_layer(g, layer, args, kwargs):
     in Keras's output structure."""
     import keras
 
-    from keras_seqmodels.layers import Bias, Bidirectional, Recurrent
+    from keras_seqmodels.layers import (
+        Bias,
+        Bidirectional,
+        CharacterEncoder,
+        FourDirectional2D,
+        Recurrent,
+    )
 
     if not isinstance(layer, keras.layers.Layer):
         return _convert_op(g, layer, args)
@@ -680,6 +773,10 @@ def _convert_layer(g, layer, args, kwargs):
         keras.layers.Minimum,
     ):
         return _convert_merge(g, layer, list(x) if isinstance(x, (list, tuple)) else inputs)
+    if kind is FourDirectional2D:
+        return _convert_four_directional(g, layer, x)
+    if kind is CharacterEncoder:
+        return _convert_character_encoder(g, layer, x)
     if kind is keras.layers.TimeDistributed:
         inner = layer.layer
         if not isinstance(inner, (keras.layers.Dense, keras.layers.Activation, *identity)):

@@ -209,10 +209,16 @@ def test_bidirectional_gru_and_elman(cell, tmp_path):
     check_outputs(model, session, [sequences(2)])
 
 
-@pytest.mark.parametrize("rnn", [keras.layers.LSTM, keras.layers.GRU, keras.layers.SimpleRNN])
+@pytest.mark.parametrize(
+    "rnn",
+    [keras.layers.LSTM, keras.layers.GRU, keras.layers.SimpleRNN,
+     ks.layers.LSTM, ks.layers.GRU, ks.layers.SimpleRNN],
+    ids=["keras_lstm", "keras_gru", "keras_simple_rnn", "lstm", "gru", "simple_rnn"],
+)  # fmt: skip
 def test_keras_rnn_layers_and_keras_bidirectional(rnn, tmp_path):
-    # Keras's own layers map the same way (its GRU is reset-after, its masked
-    # return_sequences repeats the last output: zero_output_for_mask=False).
+    # Keras's own layers and the package's drop-ins map the same way (GRU
+    # reset-after by default; masked return_sequences repeats the last
+    # output: zero_output_for_mask=False, which the graph reproduces).
     ids = keras.Input((None,), dtype="int32", name="ids")
     x = keras.layers.Embedding(10, 4, mask_zero=True)(ids)
     x = keras.layers.Bidirectional(rnn(5, return_sequences=True), merge_mode="ave")(x)
@@ -237,6 +243,20 @@ def test_stacked_layers_with_dense_softmax(tmp_path):
     proto, session = export(model, tmp_path)
     assert [n.op_type for n in recurrent_nodes(proto)] == ["LSTM", "GRU", "RNN"]
     assert [o.name for o in proto.graph.output] == ["probs"]
+    check_outputs(model, session, [IDS])
+
+
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_stacked_cells_in_one_layer_are_one_node_each(go_backwards, tmp_path):
+    ids = keras.Input((None,), dtype="int32", name="ids")
+    x = keras.layers.Embedding(10, 4, mask_zero=True)(ids)
+    layer = ks.layers.Recurrent(
+        [ks.cells.LSTMCell(5, use_peepholes=True), ks.cells.GRUCell(3), ks.cells.ElmanCell(4)],
+        return_sequences=True, return_state=True, go_backwards=go_backwards,
+    )  # fmt: skip
+    model = randomize(keras.Model(ids, layer(x)))
+    proto, session = export(model, tmp_path)
+    assert [n.op_type for n in recurrent_nodes(proto)] == ["LSTM", "GRU", "RNN"]
     check_outputs(model, session, [IDS])
 
 
@@ -269,6 +289,42 @@ def test_tied_softmax_and_merges(tmp_path):
     model = randomize(keras.Model(ids, keras.layers.Softmax()(logits)))
     _, session = export(model, tmp_path)
     check_outputs(model, session, [IDS[:2]])
+
+
+@pytest.mark.parametrize("arrangement", ["renet", "plain"])
+def test_four_directional_2d_is_two_bidirectional_nodes(arrangement, tmp_path):
+    inputs = keras.Input((5, 6, 2))  # 5 rows: padded to whole 2 x 2 patches
+    layer = ks.layers.FourDirectional2D(
+        ks.cells.GRUCell(3, reset_after=False), vertical_cell=ks.cells.LSTMCell(4),
+        patch_size=2, arrangement=arrangement,
+    )  # fmt: skip
+    model = randomize(keras.Model(inputs, layer(inputs)))
+    proto, session = export(model, tmp_path)
+    nodes = recurrent_nodes(proto)
+    assert sorted(n.op_type for n in nodes) == ["GRU", "LSTM"]
+    assert {attribute(n, "direction") for n in nodes} == {b"bidirectional"}
+    x = np.random.default_rng(2).normal(size=(3, 5, 6, 2)).astype("float32")
+    check_outputs(model, session, [x])
+    check_outputs(model, session, [x[:1]])
+
+
+def test_character_encoder_word_tagger(tmp_path):
+    # The ud-ewt-upos emission network's form: word embeddings (mask_zero)
+    # beside a character BiLSTM per word, a Keras BiLSTM, Dense scores. The
+    # masks are merged by the graph's own mask operations.
+    words = keras.Input((None,), dtype="int32", name="word_ids")
+    chars = keras.Input((None, None), dtype="int32", name="char_ids")
+    x = keras.layers.Embedding(12, 4, mask_zero=True)(words)
+    x = keras.layers.Concatenate()([x, ks.layers.CharacterEncoder(9, 3, 4)(chars)])
+    x = keras.layers.Bidirectional(keras.layers.LSTM(5, return_sequences=True))(x)
+    model = randomize(keras.Model([words, chars], keras.layers.Dense(3)(x)))
+    proto, session = export(model, tmp_path)
+    assert [attribute(n, "direction") for n in recurrent_nodes(proto)] == [b"bidirectional"] * 2
+    rng = np.random.default_rng(4)
+    char_ids = rng.integers(1, 9, size=(4, 5, 6)).astype("int32")
+    char_ids[:, :, 4:] = 0  # words of at most 4 characters
+    char_ids[IDS == 0] = 0  # padding words have no characters
+    check_outputs(model, session, [IDS, char_ids])
 
 
 def test_opset_choice(tmp_path):
@@ -315,6 +371,7 @@ def test_stateful_layer_is_refused(tmp_path):
         to_onnx(model, str(tmp_path / "m.onnx"))
 
 
+@pytest.mark.slow  # loads a zoo model
 def test_ptb_lstm_zoo_model(tmp_path):
     """The shipped word language model (tied ReversibleEmbedding + Bias,
     two LSTMs) on windows of real-looking ids, batch 1 and 3."""
@@ -325,3 +382,37 @@ def test_ptb_lstm_zoo_model(tmp_path):
     vocab = model.get_layer("embedding").input_dim
     check_outputs(model, session, [rng.integers(0, vocab, size=(1, 20)).astype("int32")])
     check_outputs(model, session, [rng.integers(0, vocab, size=(3, 35)).astype("int32")])
+
+
+@pytest.mark.slow  # loads a zoo model
+def test_mnist_renet_zoo_model(tmp_path):
+    """Two FourDirectional2D layers of reset-before GRUs (four bidirectional
+    GRU nodes), Rescaling, Reshape, Flatten and Dense, on pixel values."""
+    model = ks.zoo.load("mnist-renet").model
+    proto, session = export(model, tmp_path, "mnist-renet.onnx")
+    assert [n.op_type for n in recurrent_nodes(proto)] == ["GRU"] * 4
+    pixels = np.random.default_rng(8).integers(0, 256, size=(2, 28, 28)).astype("float32")
+    check_outputs(model, session, [pixels])
+
+
+@pytest.mark.slow  # loads a zoo model
+def test_ud_ewt_upos_emission_network(tmp_path):
+    """The tagger's id-level ensemble up to its CRF (whose Viterbi decoding
+    ONNX cannot carry, and which the error says)."""
+    tagger = ks.zoo.load("ud-ewt-upos").model.get_layer("tagger_ids")
+    with pytest.raises(ValueError, match=r"CRF 'crf'.*emission scores"):
+        to_onnx(tagger, str(tmp_path / "tagger.onnx"))
+    emissions = keras.Model(tagger.inputs, tagger.get_layer("mean_scores").output)
+    proto, session = export(emissions, tmp_path, "ud-ewt-upos-emissions.onnx")
+    assert {n.op_type for n in recurrent_nodes(proto)} == {"LSTM"}
+    rng = np.random.default_rng(9)
+    words = np.array([[5, 17, 230, 4, 0, 0], [8, 1, 0, 0, 0, 0]], "int32")
+    chars = rng.integers(1, 40, size=(2, 6, 20)).astype("int32")
+    chars[:, :, 7:] = 0
+    chars[words == 0] = 0
+    check_outputs(emissions, session, [words, chars])
+
+
+def test_ntm_copy_is_refused_with_the_reason(tmp_path):
+    with pytest.raises(ValueError, match=r"NTM 'ntm'.*memory matrix.*to_litert"):
+        to_onnx(ks.zoo.load("ntm-copy").model, str(tmp_path / "ntm.onnx"))
