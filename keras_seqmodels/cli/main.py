@@ -133,7 +133,9 @@ def _first_line(err):
 
 def describe_error(err, args=None):
     """``(exit status, message)`` of an exception for the one error line."""
-    if isinstance(err, UserError):
+    from keras_seqmodels.zoo.task import InputError
+
+    if isinstance(err, (UserError, InputError)):
         return 2, _first_line(err)
     if isinstance(err, KeyError):  # the zoo's unknown-model error
         return 2, _first_line(err.args[0] if err.args else err)

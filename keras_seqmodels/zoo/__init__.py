@@ -18,10 +18,11 @@ from keras_seqmodels.zoo.api import (
     read_asset,
 )
 from keras_seqmodels.zoo.registry import register_model
-from keras_seqmodels.zoo.task import Task
+from keras_seqmodels.zoo.task import InputError, Task
 
 __all__ = [
     "ArtifactError",
+    "InputError",
     "Task",
     "artifact_path",
     "asset_path",

@@ -25,6 +25,22 @@ INFO_FIELDS = (
 )  # fmt: skip
 
 
+class InputError(ValueError):
+    """A raw input a zoo task cannot answer: one line naming the model, what
+    is wrong and the form expected, e.g. ``mnist-renet predict: image 0 has
+    a non-finite pixel; expected (28, 28) finite pixel values 0-255``.
+
+    Every task raises it for the same kinds of input: a wrong shape, a
+    non-finite number, a value out of range, a missing part (a question
+    without its story) and, for the classifiers, an empty text (nothing to
+    classify). Text-to-sequence tasks answer an empty text with the empty
+    answer instead (``""``, ``[]``); docs/zoo.md has the table. The CLI turns
+    it into its one-line usage error (exit status 2)."""
+
+    def __init__(self, name, problem, expected):
+        super().__init__(f"{name} predict: {problem}; expected {expected}")
+
+
 class Task:
     """A zoo model with its preprocessing: ``predict`` maps raw inputs to answers.
 

@@ -102,7 +102,8 @@ def test_digits(tasks):
     assert t.predict(one.tolist()) == 1
     digits = t.predict(np.stack([one, one]))
     assert digits == [1, 1] and all(type(d) is int for d in digits)
-    with pytest.raises(ValueError, match=r"mnist-renet predict: images must be \(28, 28\)"):
+    with pytest.raises(ValueError, match=r"mnist-renet predict: an image of shape \(14, 14\); "
+                       r"expected \(28, 28\)"):  # fmt: skip
         t.predict(np.zeros((2, 14, 14)))
 
 
@@ -130,7 +131,8 @@ def test_copy_gives_the_bits_back(tasks):
     expected = np.asarray(t.model.predict_on_batch(laid_out))[:, 13:] > 0
     assert copies == expected.astype(int).tolist()
     assert t.predict(bits[1].tolist()) == copies[1]
-    with pytest.raises(ValueError, match=r"ntm-copy predict: a sequence must be \(length, 8\)"):
+    with pytest.raises(ValueError, match=r"ntm-copy predict: a sequence of shape \(5, 9\); "
+                       r"expected \(length, 8\)"):  # fmt: skip
         t.predict(np.zeros((2, 5, 9)))
 
 

@@ -4,7 +4,9 @@ import json
 import re
 
 from keras_seqmodels.zoo import api
-from keras_seqmodels.zoo.task import Task
+from keras_seqmodels.zoo.task import InputError, Task
+
+EXPECTED = 'a (story, question) pair or {"story": ..., "question": ...}, both non-empty text'
 
 
 class QuestionAnsweringTask(Task):
@@ -28,9 +30,27 @@ class QuestionAnsweringTask(Task):
         self.memory_size = next(s for s in sizes if s)
 
     def is_single(self, inputs):
-        return isinstance(inputs, dict) or (
+        # A bare string is one input too (refused in ``encode``: no story).
+        return isinstance(inputs, (dict, str)) or (
             isinstance(inputs, tuple) and len(inputs) == 2 and isinstance(inputs[0], str)
         )
+
+    def _pair(self, item):
+        """``(story, question)`` of one input, or an ``InputError``."""
+        if isinstance(item, dict):
+            missing = [k for k in ("story", "question") if k not in item]
+            if missing:
+                raise InputError(self.name, f"no {' and no '.join(missing)}", EXPECTED)
+            story, question = item["story"], item["question"]
+        elif isinstance(item, (tuple, list)) and len(item) == 2:
+            story, question = item
+        else:
+            got = "a string alone (no story)" if isinstance(item, str) else type(item).__name__
+            raise InputError(self.name, got, EXPECTED)
+        for part, text in (("story", story), ("question", question)):
+            if not isinstance(text, str) or not text.strip():
+                raise InputError(self.name, f"an empty or non-text {part}", EXPECTED)
+        return story, question
 
     def encode(self, inputs):
         """Integer arrays ``[stories, queries]`` the Keras model takes."""
@@ -39,7 +59,7 @@ class QuestionAnsweringTask(Task):
 
         examples = []
         for item in inputs:
-            story, question = (item["story"], item["question"]) if isinstance(item, dict) else item
+            story, question = self._pair(item)
             statements = [babi.tokenize(s) for s in re.split(STATEMENT_END, str(story))]
             examples.append(([s for s in statements if s], babi.tokenize(str(question)), ""))
         stories, queries, _ = babi.vectorize(

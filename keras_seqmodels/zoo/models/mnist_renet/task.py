@@ -1,6 +1,8 @@
 """``mnist-renet``: 28 x 28 grayscale pixels (0-255) in, a digit out."""
 
-from keras_seqmodels.zoo.task import Task
+from keras_seqmodels.zoo.task import InputError, Task
+
+EXPECTED = "(28, 28) finite pixel values 0-255, or a batch (n, 28, 28)"
 
 
 class DigitTask(Task):
@@ -14,17 +16,29 @@ class DigitTask(Task):
     def is_single(self, inputs):
         import numpy as np
 
-        return np.ndim(inputs) == 2
+        try:
+            return np.ndim(inputs) == 2
+        except ValueError:  # ragged: refused as a batch by predict_batch
+            return False
 
     def predict_batch(self, inputs):
         import numpy as np
 
-        pixels = np.asarray(inputs, "float32")
-        if pixels.shape[1:] != (28, 28):
-            raise ValueError(
-                "mnist-renet predict: images must be (28, 28) pixels, or a batch "
-                f"(n, 28, 28). Received shape {pixels.shape}"
-            )
+        try:
+            pixels = np.asarray(inputs, "float32")
+        except (TypeError, ValueError):
+            problem = "pixels that are not numbers of one shape"
+            raise InputError(self.name, problem, EXPECTED) from None
+        if pixels.ndim != 3 or pixels.shape[1:] != (28, 28):
+            shape = pixels.shape[1:] if pixels.ndim == 3 else pixels.shape
+            raise InputError(self.name, f"an image of shape {shape}", EXPECTED)
+        for problem, bad in (
+            ("a non-finite pixel", ~np.isfinite(pixels)),
+            ("a pixel outside 0-255", np.isfinite(pixels) & ((pixels < 0) | (pixels > 255))),
+        ):
+            rows = np.flatnonzero(bad.any(axis=(1, 2)))
+            if rows.size:
+                raise InputError(self.name, f"image {int(rows[0])} has {problem}", EXPECTED)
         scores = np.asarray(self.model.predict_on_batch(pixels))
         return [int(d) for d in scores.argmax(-1)]
 

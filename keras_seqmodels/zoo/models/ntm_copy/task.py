@@ -1,6 +1,6 @@
 """``ntm-copy``: a sequence of 8-bit vectors in, the network's copy of it out."""
 
-from keras_seqmodels.zoo.task import Task
+from keras_seqmodels.zoo.task import InputError, Task
 
 
 class CopyTask(Task):
@@ -17,18 +17,31 @@ class CopyTask(Task):
     def is_single(self, inputs):
         import numpy as np
 
-        return np.ndim(inputs) == 2
+        try:
+            return np.ndim(inputs) == 2
+        except ValueError:  # ragged: refused as a batch by predict_batch
+            return False
 
     def predict_batch(self, inputs):
         import numpy as np
 
-        bits = np.asarray(inputs, "float32")
         width = self.model.inputs[0].shape[-1] - 1
-        if bits.ndim != 3 or bits.shape[-1] != width:
-            raise ValueError(
-                f"ntm-copy predict: a sequence must be (length, {width}) bits, or a batch "
-                f"(n, length, {width}) of one length. Received shape {bits.shape}"
-            )
+        expected = (
+            f"(length, {width}) bits of 0 or 1, or a batch (n, length, {width}) of one length"
+        )
+        try:
+            bits = np.asarray(inputs, "float32")
+        except (TypeError, ValueError):
+            problem = "bits that are not numbers of one shape"
+            raise InputError(self.name, problem, expected) from None
+        if bits.ndim != 3 or bits.shape[-1] != width or bits.shape[1] == 0:
+            shape = bits.shape[1:] if bits.ndim == 3 else bits.shape
+            raise InputError(self.name, f"a sequence of shape {shape}", expected)
+        bad = ~np.isin(bits, (0.0, 1.0))  # NaN, infinities and 0.5 alike
+        if bad.any():
+            row = int(np.flatnonzero(bad.any(axis=(1, 2)))[0])
+            value = bits[row][bad[row]][0]
+            raise InputError(self.name, f"sequence {row} has the value {value:g}", expected)
         n, length = bits.shape[:2]
         laid_out = np.zeros((n, 2 * length + 1, width + 1), "float32")
         laid_out[:, :length, :width] = bits

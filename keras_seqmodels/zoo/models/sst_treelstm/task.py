@@ -1,6 +1,6 @@
 """``sst-treelstm``: a sentence or a bracketed tree in, a sentiment label out."""
 
-from keras_seqmodels.zoo.task import Task
+from keras_seqmodels.zoo.task import InputError, Task
 
 
 class SentimentTask(Task):
@@ -17,6 +17,14 @@ class SentimentTask(Task):
         from keras_seqmodels.cli.sentiment_commands import label_names, text_to_tree
         from keras_seqmodels.trees.serving import root_probabilities
 
+        inputs = [str(s) for s in inputs]
+        for i, text in enumerate(inputs):
+            if not text.strip():
+                raise InputError(
+                    self.name,
+                    f"text {i} is empty (nothing to classify)",
+                    "a sentence or a bracketed tree",
+                )
         probs = root_probabilities(self.model, [text_to_tree(str(s)) for s in inputs],
                                    batch_size=batch_size)  # fmt: skip
         names = label_names(probs.shape[1])
