@@ -423,20 +423,23 @@ def _numpy(variable):
         return np.asarray(tf.convert_to_tensor(variable.value), np.float32)
 
 
-def _recurrent_sublayers(layer):
-    """The recurrent runners in ``layer`` (itself, a wrapper's, a model's)."""
+def _recurrent_sublayers(layer, seen=None):
+    """The recurrent runners in ``layer``: itself and any layer held in its
+    attributes (a wrapper's, a model's, a composite layer's), recursively."""
     import keras
 
     from keras_seqmodels.layers import Recurrent
 
-    kinds = (Recurrent, keras.layers.RNN)
-    found = [layer] if isinstance(layer, kinds) else []
-    for attr in ("forward_layer", "backward_layer", "layer"):
-        sub = getattr(layer, attr, None)
-        if isinstance(sub, keras.layers.Layer):
-            found.extend(s for s in _recurrent_sublayers(sub) if s not in found)
-    for sub in getattr(layer, "layers", None) or []:
-        found.extend(s for s in _recurrent_sublayers(sub) if s not in found)
+    seen = set() if seen is None else seen
+    if id(layer) in seen:
+        return []
+    seen.add(id(layer))
+    found = [layer] if isinstance(layer, (Recurrent, keras.layers.RNN)) else []
+    for value in vars(layer).values():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        for sub in values:
+            if isinstance(sub, keras.layers.Layer):
+                found.extend(_recurrent_sublayers(sub, seen))
     return found
 
 
