@@ -31,6 +31,13 @@ There every Keras model's ``train_on_batch`` / ``predict_on_batch`` call costs
 several milliseconds whatever its layer; ``--jit`` (JAX worker) times each layer
 alone as one compiled function instead (``benchmarks/gpu.sh`` runs the GPU set).
 
+``--drop-in`` times the drop-in ``ks.layers.LSTM`` / ``GRU`` / ``SimpleRNN``
+(built with Keras's arguments; ``fused=False`` as "generic") as "ours", on
+TensorFlow and JAX:
+
+    python benchmarks/rnn_throughput.py --drop-in --backends tensorflow,jax \
+        --configs b32_t50_64to128 --cells LSTM,GRU --processes 3 --out drop_in.json
+
 One
 backend only: ``--worker tensorflow --out part.json``. ``--combine a.json
 b.json ... --out all.json`` rebuilds the table from worker files. PyTorch is
@@ -60,19 +67,38 @@ CONFIGS = {
     "b32_t100_128to256": dict(batch=32, time=100, features=128, units=256, repeats=7),
     "b1_t1000_128to256": dict(batch=1, time=1000, features=128, units=256, repeats=5),
     "b128_t50_512to512": dict(batch=128, time=50, features=512, units=512, repeats=3),
+    "b32_t50_64to128": dict(batch=32, time=50, features=64, units=128, repeats=5),
 }
 CELLS = ["LSTM", "GRU", "GRU_reset_before", "Elman"]
 BACKENDS = ["tensorflow", "jax", "torch"]
 
 
-def keras_layers(cell, cfg):
+def keras_layers(cell, cfg, drop_in=False):
     """The timed Keras layers: ours (fused where it applies), ours with the
-    generic loop, and Keras's own."""
+    generic loop, and Keras's own. ``drop_in``: ours are the drop-in
+    ``ks.layers.LSTM`` / ``GRU`` / ``SimpleRNN``, built with Keras's arguments."""
     import keras
 
     import keras_seqmodels as ks
 
     u = cfg["units"]
+    if drop_in:
+        make = {
+            "LSTM": lambda **kw: ks.layers.LSTM(u, return_sequences=True, **kw),
+            "GRU": lambda **kw: ks.layers.GRU(u, return_sequences=True, **kw),
+            "GRU_reset_before": lambda **kw: ks.layers.GRU(
+                u, return_sequences=True, reset_after=False, **kw
+            ),
+            "Elman": lambda **kw: ks.layers.SimpleRNN(u, return_sequences=True, **kw),
+        }[cell]
+        keras_cls = {"Elman": keras.layers.SimpleRNN, "LSTM": keras.layers.LSTM}
+        peer = keras_cls.get(cell, keras.layers.GRU)
+        peer_kwargs = {"reset_after": False} if cell == "GRU_reset_before" else {}
+        return {
+            "ours": make(),
+            "ours_generic": make(fused=False),
+            "keras": peer(u, return_sequences=True, **peer_kwargs),
+        }
     ours = {
         "LSTM": lambda: ks.cells.LSTMCell(u),
         "GRU": lambda: ks.cells.GRUCell(u, reset_after=True),
@@ -91,11 +117,11 @@ def keras_layers(cell, cfg):
     return layers
 
 
-def keras_models(cell, cfg, masked=False):
+def keras_models(cell, cfg, masked=False, drop_in=False):
     import keras
 
     runners = {}
-    for name, layer in keras_layers(cell, cfg).items():
+    for name, layer in keras_layers(cell, cfg, drop_in).items():
         inputs = keras.Input((cfg["time"], cfg["features"]), batch_size=cfg["batch"])
         if masked:
             mask = keras.Input((cfg["time"],), batch_size=cfg["batch"], dtype="bool")
@@ -237,9 +263,12 @@ def keras_backend(worker, torch_keras=False):
 
 
 def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_keras=False,
-               masked=False, torch_device="cpu", jit=False):  # fmt: skip
+               masked=False, torch_device="cpu", jit=False, drop_in=False):  # fmt: skip
     import numpy as np
 
+    if drop_in and (jit or backend == "torch"):
+        raise SystemExit("rnn_throughput: --drop-in times the Keras models of the "
+                         "TensorFlow and JAX workers, without --jit.")
     if jit and backend != "jax":
         raise SystemExit(f"rnn_throughput: --jit times JAX only. Received the {backend} worker.")
 
@@ -265,7 +294,7 @@ def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_ke
             keras.utils.set_random_seed(0)
             runners = {}
             if (backend != "torch" or torch_keras) and not jit:
-                runners = keras_models(cell, cfg, masked)
+                runners = keras_models(cell, cfg, masked, drop_in)
             rng = np.random.default_rng(0)
             shape = (cfg["batch"], cfg["time"], cfg["features"])
             x = rng.standard_normal(shape).astype("float32")
@@ -311,7 +340,10 @@ def run_worker(backend, configs, cells, repeats_scale, torch_threads=2, torch_ke
             for name, (tr, inf) in times.items():
                 row = dict(
                     backend=backend,
-                    config=cfg_name + ("+mask" if masked else "") + ("+jit" if jit else ""),
+                    config=cfg_name
+                    + ("+mask" if masked else "")
+                    + ("+jit" if jit else "")
+                    + ("+drop-in" if drop_in else ""),
                     cell=cell,
                     model=name,
                     train_tok_s=tokens / float(np.median(tr)),
@@ -503,6 +535,13 @@ def main():
         help="JAX worker: time each layer alone as one compiled function (no Keras "
         "train_on_batch / predict_on_batch call); configs get a +jit label",
     )
+    parser.add_argument(
+        "--drop-in",
+        action="store_true",
+        help="ours = the drop-in ks.layers.LSTM / GRU / SimpleRNN (Keras's arguments) "
+        "instead of Recurrent(<cell>); TensorFlow and JAX workers; configs get a "
+        "+drop-in label",
+    )
     parser.add_argument("--combine", nargs="*", help="worker JSON files to merge")
     parser.add_argument("--out", default=None, help="JSON file to write")
     args = parser.parse_args()
@@ -521,7 +560,8 @@ def main():
         for cfg, cell, mask in itertools.product(configs, cells, masks):
             result["results"] += run_worker(args.worker, [cfg], [cell], args.repeats_scale,
                                             threads, args.torch_keras, mask == "padded",
-                                            args.torch_device, args.jit)  # fmt: skip
+                                            args.torch_device, args.jit,
+                                            args.drop_in)  # fmt: skip
             if args.out:  # what is done so far survives a time limit
                 write(args.out, result)
     elif args.combine:
@@ -563,6 +603,7 @@ def main():
                 cmd = [sys.executable, __file__, "--worker", backend, "--out", part]
                 cmd += ["--configs", args.configs, "--cells", args.cells]
                 cmd += ["--repeats-scale", str(args.repeats_scale), "--masks", args.masks]
+                cmd += ["--drop-in"] if args.drop_in else []
                 env = dict(os.environ, KERAS_BACKEND=backend)
                 subprocess.run(cmd + extra, env=env, check=True)
                 with open(part) as f:
