@@ -16,7 +16,8 @@ The model: ``keras.Input((length, features))`` -> ``Recurrent(LSTMCell(units))``
   provider (2 intra-op threads), where that exporter and onnxruntime exist.
 
 LiteRT runs with ``ai_edge_litert``'s interpreter (``num_threads``, default 2;
-its default XNNPACK delegate takes what it supports). Every timed call resets
+its default XNNPACK delegate takes what it supports); the ``tf.lite`` rows run
+the same two files in TensorFlow's own copy of the interpreter. Every timed call resets
 the fused kernel's states first (``reset_all_variables``, as a stateless
 service must). The rows are timed in turns, ``--rounds`` rounds of
 ``--calls`` calls each, so load from other processes falls on all of them; a
@@ -88,11 +89,15 @@ def keras_loop_tflite(model, folder):
 
 
 class LiteRTRow:
-    def __init__(self, name, path, threads):
-        from ai_edge_litert.interpreter import Interpreter
-
+    def __init__(self, name, path, threads, runtime="ai_edge_litert"):
         from keras_seqmodels.export.litert_export import op_names, run_litert
 
+        if runtime == "ai_edge_litert":
+            from ai_edge_litert.interpreter import Interpreter
+        else:  # TensorFlow's own copy of the interpreter, as the issue timed
+            import tensorflow as tf
+
+            Interpreter = tf.lite.Interpreter
         self.name, self.path = name, path
         self.interpreter = Interpreter(model_path=path, num_threads=threads)
         self._run = run_litert
@@ -206,16 +211,14 @@ def main(argv=None):
     x = check[:1]
     folder = tempfile.mkdtemp(prefix="deploy_latency_")
     try:
+        fused = export.to_litert(ours, os.path.join(folder, "fused.tflite"), batch_size=1)
+        loop = keras_loop_tflite(theirs, folder)
         rows = [
-            LiteRTRow(
-                "litert fused",
-                export.to_litert(ours, os.path.join(folder, "fused.tflite"), batch_size=1),
-                args.threads,
-            )
+            LiteRTRow("litert fused", fused, args.threads),
+            LiteRTRow("litert keras LSTM loop", loop, args.threads),
+            LiteRTRow("tf.lite fused", fused, args.threads, runtime="tf"),
+            LiteRTRow("tf.lite keras LSTM loop", loop, args.threads, runtime="tf"),
         ]
-        rows.append(
-            LiteRTRow("litert keras LSTM loop", keras_loop_tflite(theirs, folder), args.threads)
-        )
         for quantize in ("float16", "dynamic", "int8"):
             path = export.to_litert(
                 ours,
