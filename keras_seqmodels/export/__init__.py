@@ -207,9 +207,32 @@ def export(name, directory, **options):
 
 
 def to_onnx(model, path, *, opset=None):
-    """Write ``model`` as an ONNX file with native LSTM/GRU/RNN nodes; returns
-    ``path``. See ``keras_seqmodels.export.onnx_export.to_onnx`` (imported
-    on use: it needs the ``onnx`` package, in the ``[deploy]`` extra)."""
+    """Write ``model`` as an ONNX file whose recurrent layers are native ONNX
+    ``LSTM`` / ``GRU`` / ``RNN`` nodes (no ``Loop``, no ``Scan``).
+
+    ``keras_seqmodels.export.onnx_export.to_onnx``, imported on use (it
+    needs the ``onnx`` package, in the ``[deploy]`` extra); its docstring
+    lists the layers mapped and what is new relative to Keras's
+    ``model.export(format="onnx")`` and tf2onnx.
+
+    Args:
+        model: a built functional or ``Sequential`` Keras model, or a path
+            to a ``.keras`` file.
+        path: the ``.onnx`` file to write.
+        opset: the ONNX opset, from 14 to the installed ``onnx``'s newest;
+            default 17.
+
+    Returns:
+        ``path``.
+
+    Example:
+
+    >>> import keras, keras_seqmodels as ks
+    >>> model = keras.Sequential([keras.Input((None, 3)),
+    ...                           ks.layers.Recurrent(ks.cells.GRUCell(4))])
+    >>> to_onnx(model, "gru.onnx")
+    'gru.onnx'
+    """
     from keras_seqmodels.export.onnx_export import to_onnx as _to_onnx
 
     return _to_onnx(model, path, opset=opset)

@@ -46,7 +46,7 @@ Example:
 >>> path = ks.export.to_onnx(model, os.path.join(tempfile.mkdtemp(), "m.onnx"))
 >>> import onnx
 >>> [node.op_type for node in onnx.load(path).graph.node]
-['Transpose', 'LSTM', 'Squeeze']
+['Transpose', 'LSTM', 'Squeeze', 'Identity']
 """
 
 import inspect
@@ -83,6 +83,7 @@ class _Graph:
         self.nodes = []
         self.initializers = []
         self._names = set()
+        self._weights = {}
 
     def fresh(self, hint):
         hint = "".join(c if c.isalnum() or c in "_./" else "_" for c in str(hint)) or "t"
@@ -99,6 +100,14 @@ class _Graph:
         name = self.fresh(hint)
         self.initializers.append(numpy_helper.from_array(np.asarray(value, dtype), name))
         return name
+
+    def weight(self, variable, hint):
+        """One initializer per Keras variable, however often it is used
+        (a tied embedding is stored once)."""
+        key = id(variable)
+        if key not in self._weights:
+            self._weights[key] = self.const(_numpy(variable), hint)
+        return self._weights[key]
 
     def ints(self, values, hint="shape"):
         return self.const(np.asarray(values, "int64"), hint, "int64")
@@ -428,23 +437,25 @@ def _convert_recurrent(g, layer, x, states):
         mine, states = states[:n], states[n:]
         y, y_h, y_c = _recurrent_node(g, layer, [runner], seq, mine, direction)
         units = runner.cell.units
-        h = g.op("Squeeze", [y_h, g.ints([0], "axes0")], f"{hint}/h")
-        finals.append(_Tensor(h, (batch, units)))
-        if y_c is not None:
-            c = g.op("Squeeze", [y_c, g.ints([0], "axes0")], f"{hint}/c")
-            finals.append(_Tensor(c, (batch, units)))
+        finals += [(v, units) for v in (y_h, y_c) if v is not None]
         if k + 1 < len(runners):  # ONNX's Y is in time order in both directions
             seq = _Tensor(_sequence_output(g, y, hint), (batch, x.shape[1], units), x.lens)
+
+    def state(value):
+        return g.op("Squeeze", [value, g.ints([0], "axes0")], f"{hint}/state")
+
     if layer.return_sequences:
         out = _sequence_output(g, y, f"{hint}/sequences")
         if layer.go_backwards:
             out = _reverse_time(g, out, hint)
         elif x.lens and not getattr(layer, "zero_output_for_mask", True):
-            out = _hold_last_output(g, out, h, x.lens, hint)
+            out = _hold_last_output(g, out, state(y_h), x.lens, hint)
         output = _Tensor(out, (batch, x.shape[1], units), x.lens)
     else:
-        output = _Tensor(h, (batch, units))
-    return [output] + finals if layer.return_state else output
+        output = _Tensor(state(y_h), (batch, units))
+    if not layer.return_state:
+        return output
+    return [output] + [_Tensor(state(v), (batch, n)) for v, n in finals]
 
 
 def _merge(g, mode, a, b, hint):
@@ -515,16 +526,19 @@ def _convert_embedding(g, layer, x, reverse=False):
     hint = layer.name
     if reverse:
         if getattr(layer, "tie_weights", True):
-            matrix = _numpy(layer.embeddings).T
+            table = g.weight(layer.embeddings, f"{hint}/embeddings")
+            matrix = g.op("Transpose", [table], f"{hint}/reverse", perm=[1, 0])
+            width = layer.input_dim
         else:
-            matrix = _numpy(layer.reverse_embeddings)
-        out = g.op("MatMul", [x.name, g.const(matrix, f"{hint}/reverse")], hint)
+            matrix = g.weight(layer.reverse_embeddings, f"{hint}/reverse")
+            width = layer.reverse_embeddings.shape[1]
+        out = g.op("MatMul", [x.name, matrix], hint)
         cap = getattr(layer, "logit_soft_cap", None)
         if cap:
             scaled = g.op("Div", [out, g.const(cap, "cap")], hint)
             out = g.op("Mul", [g.op("Tanh", [scaled], hint), g.const(cap, "cap")], hint)
-        return _Tensor(out, x.shape[:-1] + (matrix.shape[1],), x.lens)
-    table = g.const(_numpy(layer.embeddings), f"{hint}/embeddings")
+        return _Tensor(out, x.shape[:-1] + (width,), x.lens)
+    table = g.weight(layer.embeddings, f"{hint}/embeddings")
     out = g.op("Gather", [table, x.name], hint, axis=0)
     lens = x.lens
     if layer.mask_zero:
@@ -543,9 +557,9 @@ def _convert_dense(g, layer, x):
     if getattr(layer, "quantization_mode", None):
         raise _unsupported(layer, "quantized Dense layers are not mapped")
     hint = layer.name
-    out = g.op("MatMul", [x.name, g.const(_numpy(layer.kernel), f"{hint}/kernel")], hint)
+    out = g.op("MatMul", [x.name, g.weight(layer.kernel, f"{hint}/kernel")], hint)
     if layer.use_bias:
-        out = g.op("Add", [out, g.const(_numpy(layer.bias), f"{hint}/bias")], hint)
+        out = g.op("Add", [out, g.weight(layer.bias, f"{hint}/bias")], hint)
     out = _apply_activation(g, out, layer.activation, layer)
     return _Tensor(out, x.shape[:-1] + (layer.units,), x.lens)
 
@@ -744,7 +758,7 @@ def _convert_layer(g, layer, args, kwargs):
     if kind is keras.layers.Dense:
         return _convert_dense(g, layer, x)
     if kind is Bias:
-        out = g.op("Add", [x.name, g.const(_numpy(layer.bias), f"{layer.name}/bias")], layer.name)
+        out = g.op("Add", [x.name, g.weight(layer.bias, f"{layer.name}/bias")], layer.name)
         return _Tensor(out, x.shape, x.lens)
     if kind is keras.layers.Activation:
         return _Tensor(_apply_activation(g, x.name, layer.activation, layer), x.shape, x.lens)

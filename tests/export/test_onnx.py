@@ -163,13 +163,24 @@ def test_mask_zero_becomes_sequence_lens(cell, tmp_path):
     check_outputs(model, session, [IDS[1:2]])
 
 
-def test_masking_layer_in_a_sequential_model(tmp_path):
-    model = randomize(keras.Sequential([
-        keras.Input((None, 3)),
+@pytest.mark.parametrize("kind", ["sequential", "functional"])
+def test_masking_layer(kind, tmp_path):
+    # A Sequential model hands masks from layer to layer (the exporter
+    # follows them); a functional one records them as operations of its
+    # graph (NotEqual, Any), which the exporter converts.
+    layers = [
         keras.layers.Masking(0.0),
         ks.layers.Recurrent(ks.cells.GRUCell(4), return_sequences=True),
         ks.layers.Recurrent(ks.cells.LSTMCell(5)),
-    ]))  # fmt: skip
+    ]
+    inputs = keras.Input((None, 3))
+    if kind == "sequential":
+        model = randomize(keras.Sequential([inputs] + layers))
+    else:
+        x = inputs
+        for layer in layers:
+            x = layer(x)
+        model = randomize(keras.Model(inputs, x))
     proto, session = export(model, tmp_path)
     assert all(node.input[4] for node in recurrent_nodes(proto))
     x = sequences(3, time=6, features=3)
@@ -337,6 +348,15 @@ def test_opset_choice(tmp_path):
         to_onnx(model, str(tmp_path / "old.onnx"), opset=9)
 
 
+def test_keras_file_in(tmp_path):
+    inputs = keras.Input((None, 4))
+    model = randomize(keras.Model(inputs, ks.layers.Recurrent(CELLS["lstm_peepholes"]())(inputs)))
+    model.save(tmp_path / "model.keras")
+    path = to_onnx(str(tmp_path / "model.keras"), str(tmp_path / "out" / "model.onnx"))
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    check_outputs(model, session, [sequences(2)])
+
+
 def test_unsupported_layer_names_itself_and_other_formats(tmp_path):
     inputs = keras.Input((None, 4))
     x = keras.layers.Conv1D(3, 2, name="conv")(inputs)
@@ -378,8 +398,10 @@ def test_ptb_lstm_zoo_model(tmp_path):
     model = ks.zoo.load("ptb-lstm").model
     proto, session = export(model, tmp_path, "ptb-lstm.onnx")
     assert [n.op_type for n in recurrent_nodes(proto)] == ["LSTM", "LSTM"]
-    rng = np.random.default_rng(7)
     vocab = model.get_layer("embedding").input_dim
+    tables = [i for i in proto.graph.initializer if len(i.dims) == 2 and vocab in i.dims]
+    assert len(tables) == 1  # the tied matrix is stored once
+    rng = np.random.default_rng(7)
     check_outputs(model, session, [rng.integers(0, vocab, size=(1, 20)).astype("int32")])
     check_outputs(model, session, [rng.integers(0, vocab, size=(3, 35)).astype("int32")])
 
