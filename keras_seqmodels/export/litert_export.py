@@ -258,6 +258,8 @@ class _Tracer:
         from keras_seqmodels import layers
 
         kwargs.pop("training", None)
+        if isinstance(layer, keras.Sequential) and getattr(layer, "_functional", None):
+            layer = layer._functional  # a nested Sequential: walk its graph too
         if hasattr(layer, "_run_through_graph") and getattr(layer, "inputs", None):
             return self.run(layer, args[0] if len(args) == 1 else list(args))
         if isinstance(layer, (layers.Bidirectional, keras.layers.Bidirectional)):

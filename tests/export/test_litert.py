@@ -120,7 +120,10 @@ def test_keras_lstm_and_keras_bidirectional(tmp_path):
     """Keras's own LSTM and wrapper, and the package's drop-in LSTM."""
     inputs = keras.Input((T, F))
     h = keras.layers.Bidirectional(keras.layers.LSTM(N, return_sequences=True))(inputs)
-    h = ks.layers.LSTM(6, return_sequences=True)(h)
+    nested = keras.Sequential(
+        [keras.Input((None, 2 * N)), ks.layers.LSTM(6, return_sequences=True)]
+    )
+    h = nested(h)
     outputs = keras.layers.LSTM(4, go_backwards=True)(h)
     model = keras.Model(inputs, outputs)
     interpreter, content = _convert(model, tmp_path)
@@ -191,6 +194,9 @@ def test_refusals(tmp_path):
         export.to_litert(plain, path, quantize="int4")
     with pytest.raises(ValueError, match="batch_size"):
         export.to_litert(plain, path, batch_size=0)
+    free = keras.Sequential([keras.Input((None, F)), ks.layers.Recurrent(ks.cells.GRUCell(N))])
+    with pytest.raises(ValueError, match="runs as a loop.*batch_size=1"):
+        export.to_litert(free, path)
 
     masked = keras.Sequential(
         [keras.Input((T,), dtype="int32"), keras.layers.Embedding(9, F, mask_zero=True)]
