@@ -239,9 +239,35 @@ def to_onnx(model, path, *, opset=None):
 
 
 def to_litert(model, path, *, quantize=None, representative_data=None, batch_size=None):
-    """Write ``model`` as a LiteRT (``.tflite``) file with fused LSTM kernels;
-    returns ``path``. See ``keras_seqmodels.export.litert_export.to_litert``
-    (imported on use: it needs TensorFlow)."""
+    """Write ``model`` as a LiteRT (``.tflite``) file with fused LSTM kernels.
+
+    LSTM layers (the package's ``Recurrent(LSTMCell)`` with or without
+    peepholes, ``ks.layers.LSTM``, Keras's ``LSTM``, and ``Bidirectional``
+    over them) become LiteRT's ``UNIDIRECTIONAL_SEQUENCE_LSTM``; other
+    recurrent layers a loop of builtin ops; never a Flex op. Implemented in
+    ``keras_seqmodels.export.litert_export`` (imported on use: it needs
+    TensorFlow); see docs/deploy.md.
+
+    Args:
+        model: a functional or ``Sequential`` Keras model (TensorFlow backend).
+        path: the ``.tflite`` file to write.
+        quantize: ``None``, ``"dynamic"``, ``"float16"`` or ``"int8"``.
+        representative_data: sample inputs for ``"int8"`` (samples first).
+        batch_size: ``None`` keeps the model's batch size; an int fixes it.
+
+    Returns:
+        ``path``.
+
+    Example (TensorFlow backend):
+
+    >>> import os, tempfile, keras, keras_seqmodels as ks
+    >>> from keras_seqmodels.export.litert_export import op_names
+    >>> model = keras.Sequential([keras.Input((5, 3)),
+    ...                           ks.layers.Recurrent(ks.cells.LSTMCell(4))])
+    >>> out = to_litert(model, os.path.join(tempfile.mkdtemp(), "lstm.tflite"))
+    >>> sorted(set(op_names(open(out, "rb").read())))
+    ['STRIDED_SLICE', 'UNIDIRECTIONAL_SEQUENCE_LSTM']
+    """
     from keras_seqmodels.export.litert_export import to_litert as _to_litert
 
     return _to_litert(

@@ -114,11 +114,12 @@ def to_litert(
 
     Example:
 
-    >>> import os, tempfile, keras, keras_seqmodels as ks  # doctest: +SKIP
+    >>> import os, tempfile, keras, keras_seqmodels as ks
     >>> model = keras.Sequential([keras.Input((10, 3)),
-    ...     ks.layers.Recurrent(ks.cells.LSTMCell(4))])  # doctest: +SKIP
-    >>> out = to_litert(model, os.path.join(tempfile.mkdtemp(), "m.tflite"))
-    ...     # doctest: +SKIP
+    ...                           ks.layers.Recurrent(ks.cells.LSTMCell(4))])
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.tflite")
+    >>> to_litert(model, path) == path
+    True
     """
     import keras
 
