@@ -110,7 +110,11 @@ class _Graph:
         return self._weights[key]
 
     def ints(self, values, hint="shape"):
-        return self.const(np.asarray(values, "int64"), hint, "int64")
+        """An int64 constant (axes, shapes), one initializer per value."""
+        key = ("int64", np.shape(values), tuple(np.ravel(values).tolist()))
+        if key not in self._weights:
+            self._weights[key] = self.const(np.asarray(values, "int64"), hint, "int64")
+        return self._weights[key]
 
     def op(self, op_type, inputs, hint=None, outputs=1, **attrs):
         from onnx import helper
@@ -165,11 +169,27 @@ _RNN_ACTIVATIONS = {
 }
 
 
+_KERAS_ACTIVATIONS = (
+    "linear", "tanh", "sigmoid", "relu", "hard_sigmoid", "softsign", "softplus", "elu",
+    "selu", "exponential", "softmax", "log_softmax", "swish", "silu", "relu6", "leaky_relu",
+    "gelu", "mish", "hard_silu", "tanh_shrink",
+)  # fmt: skip
+
+
 def _activation_name(fn):
+    """The Keras name of a built-in activation; else the function's own name
+    (for the message refusing it)."""
     import keras
 
-    name = keras.activations.serialize(fn) if fn is not None else "linear"
-    return name if isinstance(name, str) else None
+    if fn is None:
+        return "linear"
+    for name in _KERAS_ACTIVATIONS:
+        try:
+            if keras.activations.get(name) is fn:
+                return name
+        except ValueError:  # not in this Keras version
+            continue
+    return getattr(fn, "__name__", type(fn).__name__)
 
 
 def _rnn_activation(layer, arg, fn):
@@ -476,8 +496,14 @@ def _convert_bidirectional(g, layer, x, states):
     fw, bw = layer.forward_layer, layer.backward_layer
     for sub in (fw, bw):
         _check_runner(layer, sub)
-    if getattr(fw, "go_backwards", False) or type(fw) is not type(bw):
-        raise _unsupported(layer, "its forward layer must read forwards, like its backward one")
+    if type(fw) is not type(bw):
+        raise _unsupported(
+            layer,
+            f"its forward and backward layers must be of one class (one ONNX node); "
+            f"received {type(fw).__name__} and {type(bw).__name__}",
+        )
+    if getattr(fw, "go_backwards", False):
+        raise _unsupported(layer, "its forward layer has go_backwards=True")
     y, y_h, y_c = _recurrent_node(g, layer, [fw, bw], x, states, "bidirectional")
     hint = layer.name
     batch, units = x.shape[0], fw.cell.units
@@ -1012,7 +1038,7 @@ def to_onnx(model, path, *, opset=None):
         name = g.fresh(getattr(t, "name", None) or f"input_{k}")
         if name.startswith("keras_tensor"):
             name = f"input_{k}"
-        dims = ["batch", "time"]
+        dims = ["batch", "time" if k == 0 else f"{name}_time"]
         graph_inputs.append(_value_info(name, t.shape, str(t.dtype), dims))
         dtype = str(t.dtype)
         values.append(_Tensor(name, t.shape, dtype="float32" if "float" in dtype else dtype))
