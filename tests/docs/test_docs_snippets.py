@@ -1,6 +1,16 @@
-"""Every ```python snippet in README.md and docs/*.md runs as written."""
+"""Every ```python snippet in README.md and docs/*.md runs as written, and
+prints what the page says it prints.
 
+A snippet that prints is followed on its page by an ```output block: the
+text it prints, compared as doctest compares (``...`` stands for any text,
+runs of whitespace are equal). Printed values that change from run to run
+(timings) are written as ``...``; the rest is checked.
+"""
+
+import contextlib
+import doctest
 import glob
+import io
 import os
 import re
 
@@ -8,7 +18,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FILES = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
-BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+BLOCK = re.compile(r"```python\n(.*?)```(?:\s*```output\n(.*?)```)?", re.S)
 
 
 def snippets():
@@ -16,8 +26,8 @@ def snippets():
         with open(path, encoding="utf-8") as f:
             text = f.read()
         for i, match in enumerate(BLOCK.finditer(text)):
-            code = match.group(1)
-            yield pytest.param(code, id=f"{os.path.relpath(path, ROOT)}#{i}")
+            code, output = match.group(1), match.group(2)
+            yield pytest.param(code, output, id=f"{os.path.relpath(path, ROOT)}#{i}")
 
 
 SNIPPETS = list(snippets())
@@ -27,8 +37,23 @@ def test_docs_have_snippets():
     assert len(SNIPPETS) > 0
 
 
+def test_every_snippet_that_prints_shows_its_output():
+    missing = [p.id for p in SNIPPETS if "print(" in p.values[0] and p.values[1] is None]
+    assert not missing, f"snippets that print with no ```output block after them: {missing}"
+
+
 @pytest.mark.tf_only
-@pytest.mark.parametrize("code", SNIPPETS)
-def test_snippet_runs(code, tmp_path, monkeypatch):
+@pytest.mark.parametrize("code, output", SNIPPETS)
+def test_snippet_runs(code, output, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "<snippet>", "exec"), {"__name__": "__snippet__"})
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "<snippet>", "exec"), {"__name__": "__snippet__"})
+    if output is None:
+        return
+    checker = doctest.OutputChecker()
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    got = printed.getvalue()
+    assert checker.check_output(output, got, flags), (
+        f"the page says it prints:\n{output}\nit printed:\n{got}"
+    )
