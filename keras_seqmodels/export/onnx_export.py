@@ -143,6 +143,7 @@ _WHY_NOT = {
     "TreeLSTM": "it recurses over a tree, not over time",
     "RNTN": "it recurses over a tree, not over time",
     "RecursiveNN": "it recurses over a tree, not over time",
+    "Translator": "beam search decoding is a loop over output steps with a growing beam",
 }
 
 
@@ -1028,9 +1029,21 @@ def to_onnx(model, path, *, opset=None):
     except (AttributeError, ValueError):
         keras_inputs = None
     if not keras_inputs:
+        why = _WHY_NOT.get(type(model).__name__)
         raise ValueError(
-            f"to_onnx: model '{model.name}' has no symbolic inputs; build it with "
-            "keras.Input (a functional or Sequential model), not a subclassed model"
+            f"to_onnx: model {type(model).__name__} '{model.name}' has no symbolic inputs "
+            "(a subclassed model); "
+            + (f"{why}; use the SavedModel export" if why else "build it with keras.Input "
+               "(a functional or Sequential model)")
+        )  # fmt: skip
+    strings = [t.name for t in keras_inputs if str(t.dtype) == "string"]
+    if strings:
+        inner = [layer.name for layer in model.layers if isinstance(layer, keras.Model)]
+        hint = f" (here perhaps model.get_layer({inner[0]!r}))" if inner else ""
+        raise ValueError(
+            f"to_onnx: input '{strings[0]}' of model '{model.name}' holds strings, which "
+            "ONNX's numeric graph does not preprocess; export the id-level network inside "
+            f"it{hint} and tokenize in your code, or use the SavedModel export"
         )
     g = _Graph(opset)
     graph_inputs, values = [], []

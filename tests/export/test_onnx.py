@@ -421,7 +421,10 @@ def test_mnist_renet_zoo_model(tmp_path):
 def test_ud_ewt_upos_emission_network(tmp_path):
     """The tagger's id-level ensemble up to its CRF (whose Viterbi decoding
     ONNX cannot carry, and which the error says)."""
-    tagger = ks.zoo.load("ud-ewt-upos").model.get_layer("tagger_ids")
+    strings_model = ks.zoo.load("ud-ewt-upos").model
+    with pytest.raises(ValueError, match=r"'sentences'.*strings.*get_layer\('tagger_ids'\)"):
+        to_onnx(strings_model, str(tmp_path / "strings.onnx"))
+    tagger = strings_model.get_layer("tagger_ids")
     with pytest.raises(ValueError, match=r"CRF 'crf'.*emission scores"):
         to_onnx(tagger, str(tmp_path / "tagger.onnx"))
     emissions = keras.Model(tagger.inputs, tagger.get_layer("mean_scores").output)
