@@ -25,8 +25,10 @@ class GRU(DropInRecurrent):
     ``go_backwards``, ``stateful`` and dropout (one mask per sequence).
 
     New relative to ``keras.layers.GRU``: as ``keras_seqmodels.layers.LSTM``
-    (the fused loop underneath, faster training on CPU, measured in
-    BENCHMARKS.md, "Drop-in layers"; stateful layers carry their states
+    (the fused loop underneath: on the project's 2-core CPU under heavy
+    load, batch 32 x 50 steps, 64 -> 128 units, training ran 1.55x
+    (TensorFlow) and 1.27x (JAX) the speed of ``keras.layers.GRU``, BENCHMARKS.md,
+    "Drop-in layers"; stateful layers carry their states
     through ``fit`` on JAX; clearer errors; ``fused`` and
     ``precompute_inputs`` as keyword arguments). Both forms of the GRU run
     fused; in inference the reset-before form runs fused everywhere.

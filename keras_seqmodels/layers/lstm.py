@@ -30,7 +30,10 @@ class LSTM(DropInRecurrent):
       recurrent dropout while training, the steps run in the package's
       fused loop with a hand-written backward pass (TensorFlow and JAX; see
       ``Recurrent``); measured against ``keras.layers.LSTM`` in BENCHMARKS.md
-      ("Drop-in layers"). On a GPU, cuDNN runs where Keras's layer would
+      ("Drop-in layers"): on the project's 2-core CPU under heavy load, at
+      batch 32 x 50 steps, 64 -> 128 units, training ran 1.15x (TensorFlow)
+      and 1.27x (JAX) the speed of ``keras.layers.LSTM`` (medians of 6
+      processes each). On a GPU, cuDNN runs where Keras's layer would
       run it (TensorFlow), and ``jax.experimental.rnn`` in training on JAX.
     - **stateful on JAX.** The carried states are tracked variables of the
       layer: ``fit`` on JAX carries them from batch to batch (Keras 3.15's

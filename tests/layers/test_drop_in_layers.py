@@ -246,6 +246,18 @@ def test_masking_layer_and_go_backwards_as_keras(kind):
     assert_same(outs[0][0](x), outs[1][0](x))
 
 
+def test_keras_bidirectional_wraps_the_drop_in_as_keras_layer():
+    # keras.layers.Bidirectional rebuilds the backward layer from get_config.
+    x, mask = data(17), holes_mask()
+    ours = keras.layers.Bidirectional(ks.layers.LSTM(UNITS, return_sequences=True))
+    theirs = keras.layers.Bidirectional(keras.layers.LSTM(UNITS, return_sequences=True))
+    ours.build(x.shape)
+    theirs.build(x.shape)
+    assert isinstance(ours.backward_layer, ks.layers.LSTM) and ours.backward_layer.go_backwards
+    ours.set_weights(theirs.get_weights())
+    assert_same(ours(x, mask=mask), theirs(x, mask=mask))
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_initial_state_and_return_state_order_as_keras(kind):
     x = data(6)
@@ -412,6 +424,7 @@ def test_layer_checks(kind):
         lambda: PAIRS[kind][0](UNITS, return_sequences=True, dropout=0.1),
         data(13),
         expected_output_shape=(BATCH, TIME, UNITS),
+        run_fit=kind == "LSTM",  # test_fit_with_dropout fits the other two
         run_mixed_precision=kind == "LSTM",
         atol=ATOL,
     )
