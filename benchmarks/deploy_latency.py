@@ -27,6 +27,13 @@ over 16 random sequences.
 
     python benchmarks/deploy_latency.py                 # the table
     python benchmarks/deploy_latency.py --length 20 --units 32 --rounds 2   # quick
+    python benchmarks/deploy_latency.py --ptb   # also ptb-lstm's test perplexity
+
+``--ptb``: the ``ptb-lstm`` zoo network as LiteRT float32, dynamic and int8
+(calibrated on 256 windows of the training text), its test-set perplexity
+through the LiteRT interpreter by the protocol of
+``WordLanguageModel.perplexity`` (windows of 35 words from zero states, 32
+windows per call), against the Keras model's; data from ``--data-dir``.
 """
 
 import argparse
@@ -50,7 +57,79 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ptb", action="store_true", help="also ptb-lstm's perplexity")
+    default_data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+    parser.add_argument("--data-dir", default=default_data)
     return parser.parse_args(argv)
+
+
+def ptb_perplexity(args, window=35, batch=32):
+    """Test perplexity of ptb-lstm as Keras and as LiteRT float32 / dynamic / int8."""
+    import math
+
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter
+
+    from keras_seqmodels import export, zoo
+    from keras_seqmodels.export.litert_export import run_litert
+    from keras_seqmodels.language_model import text
+
+    vocabulary = zoo.load("ptb-lstm").vocabulary  # the task: text is lower-cased
+    network = zoo.load_model("ptb-lstm")
+    folder = os.path.join(args.data_dir, "ptb")
+
+    def windows(name):
+        words = text.read_words(os.path.join(folder, f"ptb.{name}.txt"), True)
+        ids = text.to_ids(words, vocabulary)
+        n = len(ids) - 1
+        count = -(-n // window)
+        x = np.zeros((count * window,), "int32")
+        y = np.zeros_like(x)
+        x[:n], y[:n] = ids[:-1], ids[1:]
+        real = np.arange(count * window) < n
+        shape = (count, window)
+        return x.reshape(shape), y.reshape(shape), real.reshape(shape), n
+
+    x, y, real, n = windows("test")
+    calibration = windows("train")[0][: 8 * batch]
+
+    def perplexity(predict):
+        total = 0.0
+        for start in range(0, len(x), batch):
+            rows = x[start : start + batch]
+            padded = np.zeros((batch, window), "int32")
+            padded[: len(rows)] = rows
+            logits = np.asarray(predict(padded), "float64")[: len(rows)]
+            logits = logits - logits.max(-1, keepdims=True)
+            log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+            picked = np.take_along_axis(log_probs, y[start : start + batch][..., None], -1)
+            total -= float(picked[..., 0][real[start : start + batch]].sum())
+        return math.exp(total / n)
+
+    results = [("Keras (model.predict_on_batch)", None, perplexity(network.predict_on_batch))]
+    out = tempfile.mkdtemp(prefix="deploy_ptb_")
+    try:
+        for quantize in (None, "dynamic", "int8"):
+            path = export.to_litert(
+                network,
+                os.path.join(out, f"ptb_{quantize}.tflite"),
+                quantize=quantize,
+                representative_data=calibration,
+                batch_size=batch,
+            )
+            interpreter = Interpreter(model_path=path, num_threads=args.threads)
+            value = perplexity(lambda ids, it=interpreter: run_litert(it, ids)[0])
+            results.append((f"LiteRT {quantize or 'float32'}", os.path.getsize(path), value))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    reference = results[1][2]
+    print(f"\nptb-lstm test perplexity ({n} predicted words; windows of {window})\n")
+    print("| model | file KiB | x float file | perplexity | vs LiteRT float32 |")
+    print("|---|---:|---:|---:|---:|")
+    for name, size, value in results:
+        kib = "-" if size is None else f"{size / 1024:.0f}"
+        ratio = "-" if size is None else f"{size / results[1][1]:.2f}"
+        print(f"| {name} | {kib} | {ratio} | {value:.2f} | {100 * (value / reference - 1):+.2f}% |")
 
 
 def build_models(args):
@@ -203,6 +282,8 @@ def main(argv=None):
 
     from keras_seqmodels import export
 
+    if args.ptb:
+        ptb_perplexity(args)
     ours, theirs = build_models(args)
     rng = np.random.default_rng(args.seed)
     shape = (args.length, args.features)
