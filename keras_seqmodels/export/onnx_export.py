@@ -58,23 +58,34 @@ MIN_OPSET = 14  # LSTM/GRU/RNN 14, axes of Squeeze/ReduceSum as inputs (13)
 OTHER_FORMATS = "use keras_seqmodels.export.to_litert or the SavedModel export"
 
 
-class _Tensor:
-    """A value of the ONNX graph: its name, its Keras shape and the name of
-    its ``sequence_lens`` (int32, (batch,)) where the Keras tensor has a mask."""
+class _Lens:
+    """A ``sequence_lens`` (int32, (batch,)) built on first use and shared by
+    the tensors it masks: in a functional model the recurrent layers take
+    their mask from the graph's own mask operations instead."""
 
-    def __init__(self, name, shape, lens=None, dtype="float32"):
+    def __init__(self, build):
+        self._build = build
+        self._name = None
+
+    def name(self):
+        if self._name is None:
+            self._name = self._build()
+        return self._name
+
+
+class _Tensor:
+    """A value of the ONNX graph: its name, its Keras shape, its ``_Lens``
+    where the Keras tensor has a mask, and its dtype."""
+
+    def __init__(self, name, shape, mask=None, dtype="float32"):
         self.name = name
         self.shape = tuple(shape)
-        self._lens = lens
+        self.mask = mask
         self.dtype = dtype
 
     @property
     def lens(self):
-        # Built on first use: in a functional model the consumers get the
-        # mask from the graph's own mask operations instead.
-        if callable(self._lens):
-            self._lens = self._lens()
-        return self._lens
+        return None if self.mask is None else self.mask.name()
 
 
 class _Graph:
@@ -107,6 +118,13 @@ class _Graph:
         key = id(variable)
         if key not in self._weights:
             self._weights[key] = self.const(_numpy(variable), hint)
+        return self._weights[key]
+
+    def lens_of(self, mask, hint):
+        """The ``_Lens`` of a boolean (batch, time) mask tensor, one per mask."""
+        key = ("lens", mask.name)
+        if key not in self._weights:
+            self._weights[key] = _Lens(lambda: _lens_from_mask(self, _as_bool(self, mask), hint))
         return self._weights[key]
 
     def ints(self, values, hint="shape"):
@@ -460,7 +478,7 @@ def _convert_recurrent(g, layer, x, states):
         units = runner.cell.units
         finals += [(v, units) for v in (y_h, y_c) if v is not None]
         if k + 1 < len(runners):  # ONNX's Y is in time order in both directions
-            seq = _Tensor(_sequence_output(g, y, hint), (batch, x.shape[1], units), x.lens)
+            seq = _Tensor(_sequence_output(g, y, hint), (batch, x.shape[1], units), x.mask)
 
     def state(value):
         return g.op("Squeeze", [value, g.ints([0], "axes0")], f"{hint}/state")
@@ -471,7 +489,7 @@ def _convert_recurrent(g, layer, x, states):
             out = _reverse_time(g, out, hint)
         elif x.lens and not getattr(layer, "zero_output_for_mask", True):
             out = _hold_last_output(g, out, state(y_h), x.lens, hint)
-        output = _Tensor(out, (batch, x.shape[1], units), x.lens)
+        output = _Tensor(out, (batch, x.shape[1], units), x.mask)
     else:
         output = _Tensor(state(y_h), (batch, units))
     if not layer.return_state:
@@ -513,7 +531,7 @@ def _convert_bidirectional(g, layer, x, states):
         for k in range(2):
             part = _direction_slice(g, y, 1, k, f"{hint}/dir{k}")
             part = _sequence_output(g, part, f"{hint}/sequences{k}")
-            parts.append(_Tensor(part, (batch, x.shape[1], units), x.lens))
+            parts.append(_Tensor(part, (batch, x.shape[1], units), x.mask))
     else:
         for k in range(2):
             part = _direction_slice(g, y_h, 0, k, f"{hint}/dir{k}")
@@ -527,7 +545,7 @@ def _convert_bidirectional(g, layer, x, states):
         a, b = parts
         width = 2 * units if mode == "concat" else units
         merged = _merge(g, mode, a.name, b.name, hint)
-        outputs = [_Tensor(merged, a.shape[:-1] + (width,), a.lens)]
+        outputs = [_Tensor(merged, a.shape[:-1] + (width,), a.mask)]
     if not layer.return_state:
         return outputs[0] if len(outputs) == 1 else outputs
     fw_states, bw_states = [], []
@@ -564,10 +582,10 @@ def _convert_embedding(g, layer, x, reverse=False):
         if cap:
             scaled = g.op("Div", [out, g.const(cap, "cap")], hint)
             out = g.op("Mul", [g.op("Tanh", [scaled], hint), g.const(cap, "cap")], hint)
-        return _Tensor(out, x.shape[:-1] + (width,), x.lens)
+        return _Tensor(out, x.shape[:-1] + (width,), x.mask)
     table = g.weight(layer.embeddings, f"{hint}/embeddings")
     out = g.op("Gather", [table, x.name], hint, axis=0)
-    lens = x.lens
+    lens = x.mask
     if layer.mask_zero:
         if len(x.shape) != 2:
             raise _unsupported(layer, "mask_zero needs ids of shape (batch, time)")
@@ -576,7 +594,7 @@ def _convert_embedding(g, layer, x, reverse=False):
             ids = g.op("Cast", [x.name], hint, to=7)
             return g.op("Not", [g.op("Equal", [ids, g.ints(0, "zero")], hint)], hint)
 
-        lens = lambda: _lens_from_mask(g, nonzero(), hint)  # noqa: E731
+        lens = _Lens(lambda: _lens_from_mask(g, nonzero(), hint))
     return _Tensor(out, x.shape + (layer.output_dim,), lens)
 
 
@@ -588,7 +606,7 @@ def _convert_dense(g, layer, x):
     if layer.use_bias:
         out = g.op("Add", [out, g.weight(layer.bias, f"{hint}/bias")], hint)
     out = _apply_activation(g, out, layer.activation, layer)
-    return _Tensor(out, x.shape[:-1] + (layer.units,), x.lens)
+    return _Tensor(out, x.shape[:-1] + (layer.units,), x.mask)
 
 
 def _convert_masking(g, layer, x):
@@ -603,7 +621,7 @@ def _convert_masking(g, layer, x):
         keep_bt = g.op("Squeeze", [keep, g.ints([-1], "axes_last")], hint)
         return _lens_from_mask(g, keep_bt, hint)
 
-    return _Tensor(out, x.shape, lens)
+    return _Tensor(out, x.shape, _Lens(lens))
 
 
 def _merged_lens(g, tensors, hint, concatenate=False):
@@ -621,11 +639,12 @@ def _convert_merge(g, layer, inputs):
     hint = layer.name
     names = [t.name for t in inputs]
     concatenate = isinstance(layer, keras.layers.Concatenate)
-    lens = _merged_lens(g, inputs, hint, concatenate)
+    masked = any(t.mask is not None for t in inputs)
+    lens = _Lens(lambda: _merged_lens(g, inputs, hint, concatenate)) if masked else None
     shape = inputs[0].shape
     if concatenate:
         axis = layer.axis if layer.axis >= 0 else len(shape) + layer.axis
-        if lens and axis != len(shape) - 1:
+        if masked and axis != len(shape) - 1:
             raise _unsupported(layer, "masked inputs concatenated along a non-feature axis")
         widths = [t.shape[axis] for t in inputs]
         width = None if None in widths else sum(widths)
@@ -712,7 +731,6 @@ def _convert_character_encoder(g, layer, x):
     flat = _reshape(g, x.name, [g.ints([-1]), _shape_of(g, x.name, 2, 3, hint)], hint)
     ids = _Tensor(flat, (None, x.shape[2]), dtype=x.dtype)
     chars = _convert_embedding(g, layer.embedding, ids)
-    chars = _Tensor(chars.name, chars.shape, chars.lens)
     _, y_h, _ = _recurrent_node(
         g, layer, [layer.forward, layer.backward], chars, None, "bidirectional"
     )
@@ -754,7 +772,7 @@ def _convert_layer(g, layer, args, kwargs):
     if isinstance(mask, _Tensor) and isinstance(x, _Tensor):
         # A functional model passes each layer its mask, computed by ops of
         # the graph (converted below); a Sequential one leaves it to us.
-        x = _Tensor(x.name, x.shape, _lens_from_mask(g, _as_bool(g, mask), layer.name), x.dtype)
+        x = _Tensor(x.name, x.shape, g.lens_of(mask, layer.name), x.dtype)
 
     if isinstance(layer, keras.Model):
         return _walk(g, layer, x if isinstance(x, (list, tuple)) else [x])
@@ -786,22 +804,22 @@ def _convert_layer(g, layer, args, kwargs):
         return _convert_dense(g, layer, x)
     if kind is Bias:
         out = g.op("Add", [x.name, g.weight(layer.bias, f"{layer.name}/bias")], layer.name)
-        return _Tensor(out, x.shape, x.lens)
+        return _Tensor(out, x.shape, x.mask)
     if kind is keras.layers.Activation:
-        return _Tensor(_apply_activation(g, x.name, layer.activation, layer), x.shape, x.lens)
+        return _Tensor(_apply_activation(g, x.name, layer.activation, layer), x.shape, x.mask)
     if kind is keras.layers.Softmax:
         if layer.axis not in (-1, len(x.shape) - 1):
             raise _unsupported(layer, f"softmax over axis {layer.axis}; only the last axis")
-        return _Tensor(g.op("Softmax", [x.name], layer.name, axis=-1), x.shape, x.lens)
+        return _Tensor(g.op("Softmax", [x.name], layer.name, axis=-1), x.shape, x.mask)
     if kind is keras.layers.ReLU and layer.max_value is None and not layer.negative_slope:
         if layer.threshold == 0:
-            return _Tensor(g.op("Relu", [x.name], layer.name), x.shape, x.lens)
+            return _Tensor(g.op("Relu", [x.name], layer.name), x.shape, x.mask)
     if kind is keras.layers.Masking:
         return _convert_masking(g, layer, x)
     if kind is keras.layers.Rescaling:
         out = g.op("Mul", [x.name, g.const(layer.scale, f"{layer.name}/scale")], layer.name)
         out = g.op("Add", [out, g.const(layer.offset, f"{layer.name}/offset")], layer.name)
-        return _Tensor(out, x.shape, x.lens)
+        return _Tensor(out, x.shape, x.mask)
     if kind in (keras.layers.Reshape, keras.layers.Flatten):
         return _convert_reshape(g, layer, x)
     if kind in (
@@ -824,7 +842,7 @@ def _convert_layer(g, layer, args, kwargs):
             raise _unsupported(layer, f"TimeDistributed over {type(inner).__name__} is not "
                                "mapped (Dense, Activation and Dropout are)")  # fmt: skip
         out = _convert_layer(g, inner, (x,), {})
-        return _Tensor(out.name, out.shape, x.lens)
+        return _Tensor(out.name, out.shape, x.mask)
     raise _unsupported(layer)
 
 

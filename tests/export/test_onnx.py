@@ -3,9 +3,9 @@ onnxruntime (CPU provider) against ``model.predict``.
 
 Every model gets random weights, biases and peepholes included (so a gate
 or bias put in the wrong place shows), is written with ``to_onnx``, passes
-``onnx.checker.check_model``, has its LSTM/GRU/RNN node and no ``Loop`` or
-``Scan``, and gives ``model.predict``'s outputs in onnxruntime within
-float32 rounding: ``rtol=1e-5, atol=1e-5`` (measured differences are
+``onnx.checker.check_model``, has its LSTM/GRU/RNN node, no ``Loop`` or
+``Scan`` and no unused node or weight, and gives ``model.predict``'s outputs
+in onnxruntime within float32 rounding: ``rtol=1e-5, atol=1e-5`` (measured differences are
 1e-7 to 2e-6). The exporter reads weights as NumPy arrays, so these tests
 need no TensorFlow.
 """
@@ -38,6 +38,9 @@ def export(model, tmp_path, name="model.onnx", **options):
     onnx.checker.check_model(proto, full_check=True)
     ops = [node.op_type for node in proto.graph.node]
     assert not {"Loop", "Scan", "If"} & set(ops), ops
+    used = {i for n in proto.graph.node for i in n.input} | {o.name for o in proto.graph.output}
+    assert all(set(n.output) & used for n in proto.graph.node)  # no unused node
+    assert all(i.name in used for i in proto.graph.initializer)  # no unused weight
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     return proto, session
 
