@@ -244,9 +244,9 @@ def test_fit_learns_the_initial_state():
     cell = ks.cells.StateMachineCell(transition, gate=gate, learn_initial_state=True)
     # With g = 0.5 and f_s = 0: s(1) = s0 / 2.
     model = keras.Sequential([keras.Input((1, 1)), ks.layers.Recurrent(cell)])
-    model.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse")
+    model.compile(optimizer=keras.optimizers.SGD(2.0), loss="mse")
     target = np.tile([[0.4, -0.3]], (8, 1)).astype("float32")
-    model.fit(np.zeros((8, 1, 1), "float32"), target, epochs=150, verbose=0)
+    model.fit(np.zeros((8, 1, 1), "float32"), target, epochs=40, verbose=0)
     np.testing.assert_allclose(ops.convert_to_numpy(cell.initial_state_weight), [0.8, -0.6],
                                atol=1e-3)
 
@@ -287,3 +287,26 @@ def test_state_size_read_from_a_model_or_given():
     cell = ks.cells.StateMachineCell(keras.layers.Dense(2), output=keras.layers.Activation("tanh"))
     assert cell.output_size == 2
     assert ks.cells.StateMachineCell(keras.layers.Dense(4)).output_size == 4
+
+
+def test_golden_constant_weights():
+    """One state unit, kernel 0.5 everywhere, zero bias, x = 1: s(t) =
+    tanh(0.5 s(t-1) + 0.5); with a gate of zero weights (g = 0.5),
+    s(t) = s(t-1) + 0.5 (tanh(0.5 s(t-1) + 0.5) - s(t-1))."""
+
+    def transition():
+        half = keras.initializers.Constant(0.5)
+        return keras.layers.Dense(1, activation="tanh", kernel_initializer=half, dtype=DTYPE)
+
+    gate = keras.layers.Dense(1, activation="sigmoid", kernel_initializer="zeros", dtype=DTYPE)
+    x = np.ones((1, 3, 1), DTYPE)
+    plain = ks.layers.Recurrent(ks.cells.StateMachineCell(transition(), dtype=DTYPE),
+                                return_sequences=True, dtype=DTYPE)
+    gated = ks.layers.Recurrent(ks.cells.StateMachineCell(transition(), gate=gate, dtype=DTYPE),
+                                return_sequences=True, dtype=DTYPE)
+    np.testing.assert_allclose(ops.convert_to_numpy(plain(x))[0, :, 0],
+                               [0.46211715726000974, 0.6237125498258757, 0.6706129992209577],
+                               atol=ATOL)
+    np.testing.assert_allclose(ops.convert_to_numpy(gated(x))[0, :, 0],
+                               [0.23105857863000487, 0.38953308589759494, 0.4952842354616387],
+                               atol=ATOL)
