@@ -4,6 +4,8 @@ where its output lines go (--output or stdout)."""
 import os
 import sys
 
+from keras_seqmodels.data import lines as line_text
+
 
 def read_lines(texts, path, example):
     """Return ``(lines, from_file)`` for a command that reads sentences.
@@ -29,17 +31,21 @@ def read_lines(texts, path, example):
     if path:
         if not os.path.isfile(path):
             raise UserError(f"--file: no such file: {path}")
+        # Lines end at "\n" only, so output lines stay one-to-one with the
+        # file's (keras_seqmodels.data.lines).
         try:
-            with open(path, encoding="utf-8") as f:
-                return f.read().splitlines(), True
-        except UnicodeDecodeError as err:
-            raise UserError(f"--file: {path} {_not_utf8(err)}") from None
+            return line_text.read_lines(path, "--file"), True
+        except ValueError as err:
+            raise UserError(f"{err}, one sentence per line") from None
     if sys.stdin.isatty():
         raise UserError(f"give {example}, --file FILE, or lines on standard input")
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(data, str):  # a text stream without bytes (a test's StringIO)
+        return line_text.split_lines(data), False
     try:
-        return sys.stdin.read().splitlines(), False
-    except UnicodeDecodeError as err:
-        raise UserError(f"standard input {_not_utf8(err)}") from None
+        return line_text.decode_lines(data, "standard input"), False
+    except ValueError as err:
+        raise UserError(f"{err}, one sentence per line") from None
 
 
 def _not_utf8(err):

@@ -6,6 +6,8 @@ import re
 
 import numpy as np
 
+from keras_seqmodels.data.lines import iter_lines
+
 PAD, NIL, UNK = 0, 1, 2
 RESERVED = ["<pad>", "<nil>", "<unk>"]
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -46,24 +48,23 @@ def read_babi(path):
     if not os.path.isfile(path):
         raise FileNotFoundError(f"read_babi: no such file: {path}")
     examples, story = [], []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            number, _, text = line.partition(" ")
-            if not number.isdigit():
-                raise ValueError(f"read_babi: {path}:{lineno}: no line number")
-            if int(number) == 1:
-                story = []
-            if "\t" in text:
-                parts = text.split("\t")
-                if len(parts) < 2:
-                    raise ValueError(f"read_babi: {path}:{lineno}: no answer")
-                answer = parts[1].strip().lower()
-                examples.append(([list(s) for s in story], tokenize(parts[0]), answer))
-            else:
-                story.append(tokenize(text))
+    for lineno, line in enumerate(iter_lines(path, "read_babi"), 1):
+        line = line.strip()
+        if not line:
+            continue
+        number, _, text = line.partition(" ")
+        if not number.isdigit():
+            raise ValueError(f"read_babi: {path}:{lineno}: no line number")
+        if int(number) == 1:
+            story = []
+        if "\t" in text:
+            parts = text.split("\t")
+            if len(parts) < 2:
+                raise ValueError(f"read_babi: {path}:{lineno}: no answer")
+            answer = parts[1].strip().lower()
+            examples.append(([list(s) for s in story], tokenize(parts[0]), answer))
+        else:
+            story.append(tokenize(text))
     return examples
 
 

@@ -15,6 +15,7 @@ import os
 import tensorflow_datasets as tfds
 
 from keras_seqmodels.data.conllu import read_conllu
+from keras_seqmodels.data.lines import iter_lines
 
 UPOS_TAGS = (
     "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM",
@@ -105,9 +106,8 @@ class PtbText(_ManualFiles, tfds.core.GeneratorBasedBuilder):
         )
 
     def _generate_examples(self, path):
-        with open(path, encoding="utf-8") as f:
-            for i, line in enumerate(f):
-                yield i, {"text": line.strip()}
+        for i, line in enumerate(iter_lines(path, "ptb_text")):  # "\n" ends a line, nothing else
+            yield i, {"text": line.strip()}
 
 
 BUILDERS = {"ud_english_ewt": UdEnglishEwt, "ptb_text": PtbText}

@@ -8,6 +8,8 @@ import os
 
 import numpy as np
 
+from keras_seqmodels.data.lines import iter_lines
+
 EOS = "<eos>"  # end of a line (sentence); also the context of an empty prompt
 UNK = "<unk>"  # any word not in the vocabulary
 EXPECTED = (
@@ -64,14 +66,10 @@ def read_words(paths, lowercase=True, caller="read_words", argument="paths"):
             raise FileNotFoundError(
                 f"{caller}: no such file: {path} (`{argument}` must be {EXPECTED})"
             )
-        try:
-            with open(path, encoding="utf-8") as f:
-                words.extend(line_words(f, lowercase))
-        except UnicodeDecodeError as err:
-            raise ValueError(
-                f"{caller}: {path} is not UTF-8 text ({err.reason} at byte {err.start}); "
-                f"`{argument}` must be {EXPECTED}"
-            ) from None
+        try:  # lines end at "\n" only (keras_seqmodels.data.lines)
+            words.extend(line_words(iter_lines(path), lowercase))
+        except ValueError as err:  # not UTF-8: the file, line and byte named
+            raise ValueError(f"{caller}: {err}; `{argument}` must be {EXPECTED}") from None
     if not words:
         raise ValueError(
             f"{caller}: {' and '.join(_paths(caller, argument, paths))} holds no words "

@@ -17,6 +17,8 @@ import os
 
 import tensorflow_datasets as tfds
 
+from keras_seqmodels.data.lines import read_lines
+
 SPLITS = {"train": "train", "val": "val", "test2016": "test_2016_flickr"}
 
 
@@ -48,8 +50,7 @@ class Multi30kEnDe(tfds.core.GeneratorBasedBuilder):
     def _generate_examples(self, directory, stem):
         def read(lang):
             path = os.path.join(directory, f"{stem}.{lang}.gz")
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                return f.read().splitlines()
+            return read_lines(path, "Multi30kEnDe", opener=gzip.open)
 
         en, de = read("en"), read("de")
         if len(en) != len(de):

@@ -46,10 +46,13 @@ def read_parallel_text(source_path, target_path):
     >>> read_parallel_text(os.path.join(d, "src.txt"), os.path.join(d, "tgt.txt"))
     (['a dog', 'a cat'], ['ein Hund', 'eine Katze'])
     """
+    from keras_seqmodels.data.lines import read_lines
+
     sides = []
     for path in (source_path, target_path):
-        with open(path, encoding="utf-8") as f:
-            sides.append(f.read().splitlines())
+        # Lines end at "\n" only: a U+2028 or form feed inside a sentence
+        # must not shift every later pair (keras_seqmodels.data.lines).
+        sides.append(read_lines(path, "read_parallel_text"))
     source, target = sides
     if len(source) != len(target):
         raise ValueError(

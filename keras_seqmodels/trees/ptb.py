@@ -2,6 +2,7 @@
 
 import re
 
+from keras_seqmodels.data.lines import iter_lines
 from keras_seqmodels.trees.tree import Tree, TreeError
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
@@ -147,14 +148,13 @@ def read_ptb_file(path, limit=None):
     [3, 1]
     """
     trees = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                trees.append(parse_ptb(line))
-            except TreeError as err:
-                raise TreeError(f"{path}:{lineno}: {err}") from None
-            if limit is not None and len(trees) >= limit:
-                break
+    for lineno, line in enumerate(iter_lines(path), 1):  # "\n" ends a line, nothing else
+        if not line.strip():
+            continue
+        try:
+            trees.append(parse_ptb(line))
+        except TreeError as err:
+            raise TreeError(f"{path}:{lineno}: {err}") from None
+        if limit is not None and len(trees) >= limit:
+            break
     return trees

@@ -14,6 +14,7 @@ with ``keras_seqmodels.trees.serving.export_sentiment_savedmodel`` or
 import os
 import warnings
 
+from keras_seqmodels.data.lines import iter_lines
 from keras_seqmodels.trees.ptb import parse_ptb
 from keras_seqmodels.trees.tree import TreeError, lower_tokens
 
@@ -53,40 +54,40 @@ def read_labelled_trees(path, function="read_labelled_trees"):
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{function}: no such file: {path!r} (expected {_FORM})")
     trees, kind = [], None
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
+    # Lines end at "\n" only (keras_seqmodels.data.lines).
+    for lineno, line in enumerate(iter_lines(path, function), 1):
+        if not line.strip():
+            continue
+        where = f"{function}: {path}, line {lineno}"
+        try:
+            tree = parse_ptb(line)
+        except TreeError as err:
+            problem = str(err).removeprefix("parse_ptb: ")
+            raise ValueError(
+                f"{where}: not a bracketed tree ({problem}); expected {_FORM}. "
+                f"Received: {_clip(line)}"
+            ) from None
+        wide = next((i for i, c in enumerate(tree.children) if len(c) > 2), None)
+        if wide is not None:
+            raise ValueError(
+                f"{where}: a node has {len(tree.children[wide])} children; the "
+                f"Tree-LSTM takes binary trees (at most 2 per node). Received: {_clip(line)}"
+            )
+        if tree.labels[tree.root] is None:
+            raise ValueError(
+                f"{where}: the root has no label; expected {_FORM}. Received: {_clip(line)}"
+            )
+        for label in tree.labels:
+            if label is None:
                 continue
-            where = f"{function}: {path}, line {lineno}"
-            try:
-                tree = parse_ptb(line)
-            except TreeError as err:
-                problem = str(err).removeprefix("parse_ptb: ")
+            this = "integer" if isinstance(label, int) else "string"
+            kind = kind or this
+            if this != kind:
                 raise ValueError(
-                    f"{where}: not a bracketed tree ({problem}); expected {_FORM}. "
-                    f"Received: {_clip(line)}"
-                ) from None
-            wide = next((i for i, c in enumerate(tree.children) if len(c) > 2), None)
-            if wide is not None:
-                raise ValueError(
-                    f"{where}: a node has {len(tree.children[wide])} children; the "
-                    f"Tree-LSTM takes binary trees (at most 2 per node). Received: {_clip(line)}"
+                    f"{where}: label {label!r} is a {this} but earlier labels are "
+                    f"{kind}s; the labels of a file must be all integers or all strings"
                 )
-            if tree.labels[tree.root] is None:
-                raise ValueError(
-                    f"{where}: the root has no label; expected {_FORM}. Received: {_clip(line)}"
-                )
-            for label in tree.labels:
-                if label is None:
-                    continue
-                this = "integer" if isinstance(label, int) else "string"
-                kind = kind or this
-                if this != kind:
-                    raise ValueError(
-                        f"{where}: label {label!r} is a {this} but earlier labels are "
-                        f"{kind}s; the labels of a file must be all integers or all strings"
-                    )
-            trees.append(tree)
+        trees.append(tree)
     if not trees:
         raise ValueError(f"{function}: {path} holds no tree; expected {_FORM}")
     return trees
