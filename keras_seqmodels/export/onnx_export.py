@@ -1073,9 +1073,7 @@ def to_onnx(model, path, *, opset=None):
         graph_inputs.append(_value_info(name, t.shape, str(t.dtype), dims))
         dtype = str(t.dtype)
         values.append(_Tensor(name, t.shape, dtype="float32" if "float" in dtype else dtype))
-    names = _output_names(model)
-    for name in names:  # reserved before the graph's own names
-        g.fresh(name)
+    names = [g.fresh(name) for name in _output_names(model)]  # before the graph's own
     outputs = _walk(g, model, values)
     if len(outputs) != len(names):
         raise ValueError(

@@ -290,6 +290,35 @@ def test_initial_states_are_inputs_and_final_states_outputs(tmp_path):
     check_outputs(model, session, feeds)
 
 
+def test_states_carry_a_stream_across_runs(tmp_path):
+    # Windows run one after another with the states fed back give the
+    # outputs of one run over the whole stream (ptb-lstm's evaluation).
+    # Layer names that collide with the generated state output names.
+    x = keras.Input((None, 3), name="x")
+    h0, c0, g0 = (keras.Input((4,), name=n) for n in ("h0", "c0", "g0"))
+    y, h, c = ks.layers.Recurrent(
+        ks.cells.LSTMCell(4), return_sequences=True, return_state=True, name="rnn"
+    )(x, initial_state=[h0, c0])
+    z, g = ks.layers.Recurrent(
+        ks.cells.GRUCell(4), return_sequences=True, return_state=True, name="rnn_1"
+    )(y, initial_state=[g0])
+    model = randomize(keras.Model([x, h0, c0, g0], [z, h, c, g]))
+    proto, session = export(model, tmp_path)
+    names = [o.name for o in proto.graph.output]
+    assert len(set(names)) == 4
+    stream = sequences(2, time=9, features=3)
+    zeros = np.zeros((2, 4), "float32")
+    states, pieces = [zeros] * 3, []
+    for start, end in ((0, 4), (4, 7), (7, 9)):
+        feeds = {"x": stream[:, start:end], "h0": states[0], "c0": states[1], "g0": states[2]}
+        z, h, c, g = session.run(None, feeds)
+        pieces.append(z)
+        states = [h, c, g]
+    whole = model.predict([stream, zeros, zeros, zeros], verbose=0)
+    np.testing.assert_allclose(np.concatenate(pieces, axis=1), whole[0], rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(states[2], whole[3], rtol=RTOL, atol=ATOL)
+
+
 def test_tied_softmax_and_merges(tmp_path):
     ids = keras.Input((None,), dtype="int32", name="ids")
     embedding = keras.layers.ReversibleEmbedding(11, 6)
