@@ -6,14 +6,16 @@ import os
 
 from keras_seqmodels.cli import options
 
+_LITERT_ONLY = "--quantize, --representative-data and --batch-size are for --format litert"
+
 
 def _export(args):
     if args.format != "savedmodel":
         return _export_file(args)
-    if args.quantize is not None or args.representative_data is not None:
+    if args.quantize or args.representative_data or args.batch_size:
         from keras_seqmodels.cli.main import UserError
 
-        raise UserError("--quantize and --representative-data are for --format litert")
+        raise UserError(_LITERT_ONLY)
     from keras_seqmodels import export
     from keras_seqmodels.cli.main import UserError
 
@@ -50,8 +52,8 @@ def _export_file(args):
         raise UserError(f"{args.directory} exists; give a new file name")
     if args.beam is not None:
         raise UserError("--beam is for the SavedModel of a translation model")
-    if args.format == "onnx" and (args.quantize or args.representative_data):
-        raise UserError("--quantize and --representative-data are for --format litert")
+    if args.format == "onnx" and (args.quantize or args.representative_data or args.batch_size):
+        raise UserError(_LITERT_ONLY)
     if args.name.endswith(".keras"):
         model = _load_keras_file(args.name)
     else:
@@ -63,7 +65,11 @@ def _export_file(args):
         if args.format == "litert":
             data = _representative(args.representative_data)
             written = export.to_litert(
-                model, args.directory, quantize=args.quantize, representative_data=data
+                model,
+                args.directory,
+                quantize=args.quantize,
+                representative_data=data,
+                batch_size=args.batch_size,
             )
         else:
             written = export.to_onnx(model, args.directory)
@@ -186,6 +192,13 @@ def register(subparsers):
         default=None,
         help="LiteRT only: dynamic-range, float16 or full-integer weights "
         "(int8 needs --representative-data)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=options.int_range(1, 4096),
+        default=None,
+        help="LiteRT only: a fixed batch size (1 for on-device use); needed where a "
+        "recurrent layer has neither its batch nor its length fixed (e.g. ntm-copy)",
     )
     p.add_argument(
         "--representative-data",
