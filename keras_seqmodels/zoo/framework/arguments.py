@@ -1,6 +1,7 @@
 """The options of ``seqmodels train NAME`` and ``seqmodels evaluate NAME``."""
 
 import argparse
+import math
 import os
 
 from keras_seqmodels.training import recipe_utils
@@ -25,6 +26,66 @@ def _sweep_item(text):
     return key.replace("-", "_"), values.split(",")
 
 
+def number(kind, low=None, high=None, below_high=False):
+    """An ``argparse`` type for a finite ``int`` or ``float`` in a range.
+
+    Every numeric option of the recipes goes through it: NaN, infinities,
+    text and values out of range are a usage error naming the option, the
+    expected form and the value (``argument --time-budget: must be a finite
+    number >= 0. Received: 'nan'``), exit status 2.
+
+    Example:
+
+    >>> number(float, 0)("2.5"), number(int, 1)("3")
+    (2.5, 3)
+    """
+    what = "an integer" if kind is int else "a finite number"
+    bounds = []
+    if low is not None:
+        bounds.append(f">= {low:g}")
+    if high is not None:
+        bounds.append(f"{'<' if below_high else '<='} {high:g}")
+    expected = f"{what} {' and '.join(bounds)}".strip()
+
+    def parse(text):
+        try:
+            value = kind(text)
+        except (TypeError, ValueError):
+            value = None
+        if value is not None and kind is float and not math.isfinite(value):
+            value = None
+        if value is not None and low is not None and value < low:
+            value = None
+        if value is not None and high is not None and (
+            value >= high if below_high else value > high
+        ):
+            value = None
+        if value is None:
+            raise argparse.ArgumentTypeError(f"must be {expected}. Received: {text!r}")
+        return value
+
+    parse.__name__ = expected
+    return parse
+
+
+# Model options that are sizes or counts: at least 1.
+_SIZES = ("units", "dim", "layers", "size", "hops", "bptt", "beam", "length", "steps", "count")
+
+
+def _config_type(key, default):
+    """The type of a model option: its default's type, finite; at least 1
+    for a size (``_SIZES`` in its name), at least 0 where the default is
+    (rates, norms, epochs of a schedule); a dropout rate in [0, 1)."""
+    kind = type(default)
+    if kind not in (int, float):
+        return kind
+    if "dropout" in key:
+        return number(float, 0, 1, below_high=True)
+    if kind is int and default > 0 and any(part in key for part in _SIZES):
+        return number(int, 1)
+    return number(kind, 0 if default >= 0 else None)
+
+
 def _option(parser, key, default):
     flag = "--" + key.replace("_", "-")
     if isinstance(default, bool):
@@ -35,7 +96,7 @@ def _option(parser, key, default):
             metavar="{true,false}",
         )
     else:
-        kind = str if default is None else type(default)
+        kind = str if default is None else _config_type(key, default)
         parser.add_argument(flag, type=kind, default=default)
 
 
@@ -101,7 +162,7 @@ def parser_for(recipe, action):
         )
         parser.add_argument(
             "--ensemble",
-            type=int,
+            type=number(int, 0),
             default=0,
             metavar="K",
             help="combine up to K of the runs, chosen greedily on validation "
@@ -109,7 +170,7 @@ def parser_for(recipe, action):
         )
         parser.add_argument(
             "--time-budget",
-            type=float,
+            type=number(float, 0),
             default=0.0,
             help="stop each run after this many seconds (0: none)",
         )

@@ -1,5 +1,6 @@
 """Train, select, resume, evaluate, export and register: written once."""
 
+import argparse
 import csv
 import itertools
 import json
@@ -61,6 +62,9 @@ def train(recipe, args):
             f"{recipe.name}: --sweep keys must be options of the model "
             f"({sorted(recipe.config)}). Received: {unknown}"
         )
+    for key, values in args.sweep:  # every value checked before any run trains
+        for value in values:
+            _typed(key, base[key], value)
     if args.ensemble and not (args.seeds or args.sweep):
         raise ValueError(f"{recipe.name}: --ensemble K needs several runs (--seeds or --sweep).")
     data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
@@ -71,7 +75,7 @@ def train(recipe, args):
     for folder, overrides, seed in _runs(args):
         config = dict(base, seed=seed)
         for key, value in overrides.items():
-            config[key] = _typed(base[key], value)
+            config[key] = _typed(key, base[key], value)
         work_dir = os.path.join(args.work_dir, folder) if folder else args.work_dir
         record = _fit_one(recipe, args, config, data_dir, work_dir, strategy)
         results.append((record, work_dir, config))
@@ -209,11 +213,16 @@ def _finish(recipe, args, best, record):
     return 0
 
 
-def _typed(default, text):
-    """A ``--sweep`` value as the type of the option's default."""
+def _typed(key, default, text):
+    """A ``--sweep`` value as the option's type (and range: ``--KEY`` checks)."""
     if isinstance(default, bool):
         return text.lower() in ("1", "true", "yes")
-    return text if default is None else type(default)(text)
+    if default is None:
+        return text
+    try:
+        return arguments._config_type(key, default)(text)
+    except argparse.ArgumentTypeError as err:
+        raise ValueError(f"--sweep {key}: {err}") from None
 
 
 def _verbosity(verbose):
