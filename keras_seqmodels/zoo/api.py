@@ -117,8 +117,40 @@ def search_dirs():
     return [d for d in dirs if d and os.path.isdir(d)]
 
 
+def _plain(value, what, name):
+    """``value`` if it is one plain file or folder name, else an ``ArtifactError``."""
+    bad = (
+        not isinstance(value, str)
+        or value in ("", ".", "..")
+        or "/" in value
+        or "\\" in value
+        or "\0" in value
+        or os.path.isabs(value)
+    )
+    if bad:
+        raise ArtifactError(
+            f"keras_seqmodels.zoo: the index names the {what} of {name!r} as {value!r}; "
+            "expected a plain file name inside the model's folder"
+        )
+    return value
+
+
+def _inside(root, name, filename):
+    """``root/name/filename`` if it resolves inside ``root/name`` (symlinks
+    followed), else ``None``: an index entry or a link cannot reach a file
+    outside the model's folder."""
+    folder = os.path.realpath(os.path.join(root, name))
+    path = os.path.join(root, name, filename)
+    real = os.path.realpath(path)
+    if os.path.commonpath([folder, real]) != folder or real == folder:
+        return None
+    return path
+
+
 def _locate(name, filename, sha256, what="artifact"):
     """Path of ``<name>/<filename>``: a local copy, else downloaded into the cache."""
+    _plain(name, "folder", name)
+    _plain(filename, what, name)
     base = os.environ.get(ENV_URL)
     local = search_dirs()
     if base and cache_dir() in local:
@@ -126,6 +158,11 @@ def _locate(name, filename, sha256, what="artifact"):
     for root in local:
         path = os.path.join(root, name, filename)
         if os.path.isfile(path):
+            if _inside(root, name, filename) is None:
+                raise ArtifactError(
+                    f"keras_seqmodels.zoo: {path} leads outside {os.path.join(root, name)} "
+                    "(a symbolic link); refusing to load it"
+                )
             return path
     where = ", ".join(os.path.join(d, name) for d in search_dirs()) or "(no folder)"
     if not base:

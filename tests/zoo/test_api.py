@@ -308,3 +308,41 @@ def test_register_writes_beside_the_card_or_names_the_variable(tmp_zoo, tmp_path
     monkeypatch.setattr(registry, "CHECKOUT_ZOO_DIR", str(tmp_path / "no-checkout"))
     with pytest.raises(FileNotFoundError, match="register_model: no source checkout.*ZOO_DIR"):
         registry.register_model("x", str(tmp_path / "tiny.keras"), "t", {}, "d", "c", "card")
+
+
+def _index_entry(name):
+    with open(api.INDEX_PATH, encoding="utf-8") as f:
+        return json.load(f)[name]
+
+
+def _rewrite_entry(name, **changes):
+    with open(api.INDEX_PATH, encoding="utf-8") as f:
+        index = json.load(f)
+    index[name].update(changes)
+    with open(api.INDEX_PATH, "w", encoding="utf-8") as f:
+        json.dump(index, f)
+
+
+@pytest.mark.parametrize("bad", ["../tiny.keras", "/etc/passwd", "sub/tiny.keras", "..", ""])
+def test_index_file_names_that_leave_the_folder_are_refused(tmp_zoo, bad):
+    _, artifacts = tmp_zoo
+    (artifacts / "outside.keras").write_bytes((artifacts / "tiny" / "tiny.keras").read_bytes())
+    _rewrite_entry("tiny", artifact=bad)
+    with pytest.raises(zoo.ArtifactError, match="expected a plain file name"):
+        zoo.load_model("tiny")
+    assets = dict(_index_entry("tiny")["assets"])
+    assets["vocabulary"] = dict(assets["vocabulary"], file=bad)
+    _rewrite_entry("tiny", assets=assets)
+    with pytest.raises(zoo.ArtifactError, match="expected a plain file name"):
+        zoo.asset_path("tiny", "vocabulary")
+
+
+def test_a_symbolic_link_out_of_the_model_folder_is_refused(tmp_zoo, tmp_path):
+    _, artifacts = tmp_zoo
+    outside = tmp_path / "elsewhere.keras"
+    target = artifacts / "tiny" / "tiny.keras"
+    outside.write_bytes(target.read_bytes())  # same bytes: only the link is wrong
+    target.unlink()
+    target.symlink_to(outside)
+    with pytest.raises(zoo.ArtifactError, match="leads outside .*refusing to load it"):
+        zoo.load_model("tiny")
