@@ -48,13 +48,6 @@ def read_lines(texts, path, example):
         raise UserError(f"{err}, one sentence per line") from None
 
 
-def _not_utf8(err):
-    return (
-        f"is not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start}); "
-        "give UTF-8 text, one sentence per line"
-    )
-
-
 def write_lines(lines, path=None):
     """Write ``lines``, one per line, to the ``--output`` file or stdout.
 

@@ -18,97 +18,31 @@ treebank parse of the same sentence.
 """
 
 import os
-import re
 import sys
 
 from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
 
 DEFAULT_MODEL = "sst-treelstm"
-SST_LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
-
-# PTB-style tokens: "don't" -> "do n't", "film's" -> "film 's", punctuation
-# on its own, hyphenated words kept whole, -LRB- style brackets kept.
-_TOKEN = re.compile(
-    r"-[LR][RSC]B-|\w+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b|\w+(?:[-.]\w+)*|\.\.\.|--"
-    r"|[^\w\s]",
-    re.IGNORECASE,
-)
-_PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-",
-                 "{": "-LCB-", "}": "-RCB-"}
+_MOVED = ("SST_LABELS", "label_names", "text_to_tree", "tokenize")
 
 
-def tokenize(text):
-    """PTB-style tokens of plain text (the Stanford Sentiment Treebank's form).
+def __getattr__(name):
+    """The input helpers that lived here, now in ``keras_seqmodels.trees.text``
+    (kept for one release, with a ``DeprecationWarning``)."""
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
 
-    Clitics split off (``"don't"`` -> ``["do", "n't"]``), punctuation becomes
-    its own token and brackets become ``-LRB-`` / ``-RRB-`` as in the treebank.
+    from keras_seqmodels.trees import text
 
-    Args:
-        text: a sentence.
-
-    Returns:
-        A list of token strings (empty for blank text).
-
-    Example:
-
-    >>> tokenize("It isn't (really) bad.")
-    ['It', 'is', "n't", '-LRB-', 'really', '-RRB-', 'bad', '.']
-    """
-    return [_PTB_BRACKETS.get(t, t) for t in _TOKEN.findall(text)]
-
-
-def text_to_tree(text, input_format="auto"):
-    """The tree the sentiment model reads for one input line.
-
-    Args:
-        text: a bracketed tree (``"(3 (2 good) (4 fun))"``) or plain text.
-        input_format: ``"auto"`` (a line starting with ``(`` is a tree),
-            ``"tree"`` or ``"text"``.
-
-    Returns:
-        A ``keras_seqmodels.trees.Tree``: the parsed tree, or a balanced binary
-        tree over the tokens of plain text.
-
-    Raises:
-        keras_seqmodels.trees.TreeError: a malformed tree (with the character
-            position) or text with no token.
-
-    Example:
-
-    >>> len(text_to_tree("a fine , funny film").leaves)
-    5
-    """
-    from keras_seqmodels.trees import TreeError, balanced_tree, parse_ptb
-
-    stripped = text.strip()
-    if input_format == "tree" or (input_format == "auto" and stripped.startswith("(")):
-        return parse_ptb(stripped)
-    tokens = tokenize(stripped)
-    if not tokens:
-        raise TreeError("no word in the text")
-    return balanced_tree(len(tokens), tokens)
-
-
-def label_names(classes):
-    """Names of a tree classifier's classes: SST's five, else ``"0"``, ``"1"``, ...
-
-    Args:
-        classes: number of classes of the model's output.
-
-    Returns:
-        A list of ``classes`` strings.
-
-    Example:
-
-    >>> label_names(5)[0], label_names(2), label_names(3)
-    ('very negative', ['negative', 'positive'], ['0', '1', '2'])
-    """
-    if classes == len(SST_LABELS):
-        return list(SST_LABELS)
-    if classes == 2:
-        return ["negative", "positive"]
-    return [str(i) for i in range(classes)]
+    warnings.warn(
+        f"keras_seqmodels.cli.sentiment_commands.{name} moved to "
+        f"keras_seqmodels.trees.text.{name}; the old path goes in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(text, name)
 
 
 def _load_model(args):
@@ -147,6 +81,7 @@ def _sentiment(args):
     from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.cli.translate_commands import _Progress
     from keras_seqmodels.trees import TreeError
+    from keras_seqmodels.trees import text as tree_text
     from keras_seqmodels.trees.serving import root_probabilities
 
     lines, from_file = read_lines(
@@ -158,7 +93,7 @@ def _sentiment(args):
         if not line.strip():
             continue
         try:
-            trees.append(text_to_tree(line, args.input_format))
+            trees.append(tree_text.text_to_tree(line, args.input_format))
         except TreeError as err:
             raise UserError(f"{where} {number}: {err}") from None
         keep.append(number - 1)
@@ -178,7 +113,7 @@ def _sentiment(args):
     import numpy as np
 
     probs = np.concatenate(chunks)
-    names = getattr(model, "label_names", None) or label_names(probs.shape[1])
+    names = getattr(model, "label_names", None) or tree_text.label_names(probs.shape[1])
     out = [""] * len(lines)
     for row, p in zip(keep, probs):
         label = names[int(p.argmax())]

@@ -51,22 +51,13 @@ def tag(sentences, model_name="ud-ewt-upos", model_path=None, model=None,
     Returns:
         A list, one entry per non-blank sentence, of ``(token, tag)`` pairs.
     """
-    import numpy as np
+    from keras_seqmodels.tagging.text import tag_sentences
 
-    from keras_seqmodels.data.tokenize import tokenize
-
-    rows = [s.split() if pretokenized else tokenize(s) for s in sentences if s.strip()]
-    if not rows:
+    if not any(s.strip() for s in sentences):
         return []
     if model is None:
         model = load_tagger(model_name, model_path)
-    tags = np.asarray(
-        model.predict_on_batch(np.array([" ".join(r) for r in rows], dtype=object))
-    )
-    return [
-        list(zip(tokens, [t.decode("utf-8") for t in row[: len(tokens)]]))
-        for tokens, row in zip(rows, tags)
-    ]
+    return tag_sentences(model, sentences, pretokenized)
 
 
 def _run(args):

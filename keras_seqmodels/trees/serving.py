@@ -353,7 +353,7 @@ def export_sentiment_savedmodel(
         lower = getattr(model, "lower", True)
     names = getattr(model, "label_names", None)
     if names is None:
-        from keras_seqmodels.cli.sentiment_commands import label_names
+        from keras_seqmodels.trees.text import label_names
 
         names = label_names(model.outputs[0].shape[-1])
     # One entry more, "", for the malformed trees' class -1.

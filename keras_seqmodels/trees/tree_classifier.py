@@ -157,6 +157,6 @@ def _as_trees(inputs):
 
 
 def _text_to_tree(text):
-    from keras_seqmodels.cli.sentiment_commands import text_to_tree
+    from keras_seqmodels.trees.text import text_to_tree
 
     return text_to_tree(text)

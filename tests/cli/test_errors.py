@@ -25,7 +25,7 @@ def garbage_keras(tmp_path):
 def test_binary_file_is_one_line(command, binary_file):
     code, out, err = run_cli([command, "--file", binary_file])
     assert_one_line_error(code, err, f"seqmodels {command}: error: --file:", binary_file,
-                          "is not UTF-8 text (byte 0xff at offset 0)")
+                          ", line 1: not UTF-8 text (byte 0xff at column 1)")
     assert out == ""
 
 
@@ -35,7 +35,7 @@ def test_binary_standard_input_is_one_line(monkeypatch):
     stdin = io.TextIOWrapper(io.BytesIO(BINARY), encoding="utf-8")
     monkeypatch.setattr("sys.stdin", stdin)
     code, _, err = run_cli(["tag"])
-    assert_one_line_error(code, err, "standard input is not UTF-8 text")
+    assert_one_line_error(code, err, "standard input, line 1: not UTF-8 text")
 
 
 def test_binary_training_log_is_one_line(binary_file, tmp_path):

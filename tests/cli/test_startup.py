@@ -134,8 +134,8 @@ def test_input_errors_answer_before_loading_a_framework(tmp_path):
     )
     assert done.stdout.splitlines()[-1] == "LOADED []", done.stdout[-300:]
     assert done.stderr.splitlines() == [
-        f"seqmodels tag: error: --file: {path} is not UTF-8 text (byte 0xff at offset 0); "
-        "give UTF-8 text, one sentence per line"
+        f"seqmodels tag: error: --file: {path}, line 1: not UTF-8 text (byte 0xff at "
+        "column 1); give a UTF-8 text file, one sentence per line"
     ]
 
 

@@ -162,7 +162,7 @@ def test_bad_input_is_one_clear_error(tmp_path):
         train_language_model(missing)
     with pytest.raises(ValueError, match=r"train_language_model: .*empty\.txt holds no words"):
         train_language_model(str(empty))
-    with pytest.raises(ValueError, match=r"train_language_model: .*binary\.txt is not UTF-8"):
+    with pytest.raises(ValueError, match=r"train_language_model: .*binary\.txt, line 1: not UTF-8"):
         train_language_model(str(binary))
     with pytest.raises(FileNotFoundError, match=r"`validation_path`"):
         train_language_model(str(good), missing)

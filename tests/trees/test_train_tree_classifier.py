@@ -103,7 +103,7 @@ def test_plain_sentences_get_a_balanced_tree(trained):
     probs = clf.predict_probabilities(sentences)
     assert probs.shape == (3, 3)
     np.testing.assert_allclose(probs.sum(1), 1.0, rtol=1e-5)
-    from keras_seqmodels.cli.sentiment_commands import text_to_tree
+    from keras_seqmodels.trees.text import text_to_tree
 
     as_trees = clf.predict_probabilities([text_to_tree(s) for s in sentences])
     np.testing.assert_allclose(probs, as_trees, rtol=1e-6)

@@ -14,8 +14,8 @@ class SentimentTask(Task):
     """
 
     def predict_batch(self, inputs, batch_size=64):
-        from keras_seqmodels.cli.sentiment_commands import label_names, text_to_tree
         from keras_seqmodels.trees.serving import root_probabilities
+        from keras_seqmodels.trees.text import label_names, text_to_tree
 
         inputs = [str(s) for s in inputs]
         for i, text in enumerate(inputs):

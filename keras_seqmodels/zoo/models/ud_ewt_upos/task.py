@@ -21,10 +21,10 @@ class TaggingTask(Task):
         return str(text).split() if pretokenized else tokenize(str(text))
 
     def predict_batch(self, inputs, pretokenized=False):
-        from keras_seqmodels.cli.tag_commands import tag
+        from keras_seqmodels.tagging.text import tag_sentences
 
         inputs = [str(s) for s in inputs]
-        tagged = iter(tag(inputs, model=self.model, pretokenized=pretokenized))
+        tagged = iter(tag_sentences(self.model, inputs, pretokenized))
         return [[t for _, t in next(tagged)] if s.strip() else [] for s in inputs]
 
     def predict(self, inputs, pretokenized=False):

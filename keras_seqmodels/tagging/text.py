@@ -1,0 +1,38 @@
+"""Raw sentences through a string tagger: the tokens and their tags.
+
+A string tagger (``train_tagger``'s model, the zoo's ``ud-ewt-upos``) takes
+a ``(batch,)`` string tensor of space-separated tokens and returns one tag
+string per token. ``tag_sentences`` tokenises raw text the way the zoo's
+training data is (``keras_seqmodels.data.tokenize``) and pairs each token
+with its tag; ``seqmodels tag`` and the zoo task both call it.
+"""
+
+
+def tag_sentences(model, sentences, pretokenized=False):
+    """One list of ``(token, tag)`` pairs per non-blank sentence.
+
+    Args:
+        model: a string tagger (a Keras model taking a string ``(batch,)``
+            of space-separated tokens and returning tag strings).
+        sentences: strings of raw text, or of whitespace-separated tokens
+            with ``pretokenized``.
+        pretokenized: split on whitespace only.
+
+    Returns:
+        A list with one entry per non-blank sentence (blank ones are left
+        out), each a list of ``(token, tag)`` pairs.
+    """
+    import numpy as np
+
+    from keras_seqmodels.data.tokenize import tokenize
+
+    rows = [s.split() if pretokenized else tokenize(s) for s in sentences if s.strip()]
+    if not rows:
+        return []
+    tags = np.asarray(
+        model.predict_on_batch(np.array([" ".join(r) for r in rows], dtype=object))
+    )
+    return [
+        list(zip(tokens, [t.decode("utf-8") for t in row[: len(tokens)]]))
+        for tokens, row in zip(rows, tags)
+    ]
