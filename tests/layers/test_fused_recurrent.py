@@ -243,12 +243,17 @@ def test_inference_path_follows_the_backend(key):
 
 
 def test_fused_options_follow_backend_length_and_batch():
+    from keras_seqmodels.layers import fused_rnn
+
     layer = ks.layers.Recurrent(ks.cells.LSTMCell(3))
     on_tf = BACKEND == "tensorflow"
+    # The input product is hoisted up to batch 4, and at every batch with
+    # JAX on a GPU (test_jax_on_a_gpu_hoists_and_runs_inference_fused).
+    large = fused_rnn.on_jax_gpu()
     assert layer._fused_options(keras.KerasTensor((1, 10, 3))) == (on_tf, True)
     assert layer._fused_options(keras.KerasTensor((4, 10, 3))) == (on_tf, True)
-    assert layer._fused_options(keras.KerasTensor((5, 10, 3))) == (on_tf, False)
-    assert layer._fused_options(keras.KerasTensor((None, 10, 3))) == (on_tf, False)
+    assert layer._fused_options(keras.KerasTensor((5, 10, 3))) == (on_tf, large)
+    assert layer._fused_options(keras.KerasTensor((None, 10, 3))) == (on_tf, large)
     assert layer._fused_options(keras.KerasTensor((1, None, 3))) == (False, True)
     assert layer._fused_kind(False, keras.KerasTensor((1, 10, 3))) == "lstm"
 
