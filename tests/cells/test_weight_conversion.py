@@ -188,9 +188,55 @@ KERAS_LAYERS = {
 }
 
 
+def _keras_lstm_takes_jax_cudnn():
+    """Whether Keras's LSTM runs its JAX cuDNN path here (JAX on an NVIDIA GPU).
+
+    On an H200 (JAX 0.11.2, Keras 3.15.1, 2026-11-27) Keras's LSTM and this
+    package's, same weights, ``go_backwards=True``, differed by up to 0.378
+    in the first output steps. Read from Keras's source, the likely cause:
+    that path (``keras/src/backend/jax/rnn.py``, ``lstm``) flips a
+    ``go_backwards`` input, runs cuDNN, and flips the output sequence back to
+    input order, while Keras's generic loop (``rnn``, which flips the scan's
+    outputs into processing order), its TensorFlow backend and this package
+    return the outputs in processing order (first the step of the last
+    input). Not yet confirmed on a GPU. This package follows the generic loop
+    on every device, pinned to NumPy by ``test_lstm_go_backwards_equals_numpy``."""
+    if keras.backend.backend() != "jax":
+        return False
+    import jax
+
+    return jax.default_backend() == "gpu"
+
+
+def test_lstm_go_backwards_equals_numpy():
+    # Processing order: output t is the state after inputs T-1, ..., T-1-t,
+    # on every backend and device (forward too, for the same reference).
+    x = np.random.default_rng(7).normal(size=(2, 5, 4))
+    for go_backwards in (False, True):
+        layer = ks.layers.Recurrent(
+            ks.cells.LSTMCell(3, dtype="float64"), return_sequences=True,
+            go_backwards=go_backwards, dtype="float64",
+        )  # fmt: skip
+        layer.build(x.shape)
+        randomize(layer)
+        kernel, recurrent, bias = (np.asarray(w, "float64") for w in layer.get_weights())
+        h, c, expected = np.zeros((2, 3)), np.zeros((2, 3)), []
+        for t in range(5)[::-1] if go_backwards else range(5):
+            z = x[:, t] @ kernel + h @ recurrent + bias
+            i, f, g, o = np.split(z, 4, axis=-1)
+            c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+            h = sigmoid(o) * np.tanh(c)
+            expected.append(h)
+        got = ops.convert_to_numpy(layer(x))
+        np.testing.assert_allclose(got, np.stack(expected, axis=1), atol=1e-6)
+
+
 @pytest.mark.parametrize("key", list(KERAS_LAYERS))
 @pytest.mark.parametrize("go_backwards", [False, True])
 def test_keras_layers_give_equal_outputs(key, go_backwards):
+    if go_backwards and key.startswith("LSTM") and _keras_lstm_takes_jax_cudnn():
+        pytest.skip("Keras's JAX cuDNN LSTM returns go_backwards outputs in input order "
+                    "(see _keras_lstm_takes_jax_cudnn); ours is checked against NumPy")  # fmt: skip
     x = np.random.default_rng(5).normal(size=(2, 5, 4)).astype("float32")
     theirs = KERAS_LAYERS[key](return_sequences=True, go_backwards=go_backwards)
     theirs.build(x.shape)
