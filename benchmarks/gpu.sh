@@ -3,7 +3,9 @@
 # one script: the library kernels (cuDNN) tested equal to the generic loop on
 # the GPU, and the throughput matrix on JAX (each layer alone as one compiled
 # function, and through Keras's train_on_batch / predict_on_batch), with
-# torch.nn on the same GPU and Keras on the torch backend beside it.
+# torch.nn on the same GPU and Keras on the torch backend beside it. It starts
+# with the whole JAX layer suite (pass/fail counts in OUT_DIR/layer_suite.txt;
+# WORKERS sets pytest-xdist's -n, default 8).
 #
 #   bash benchmarks/gpu.sh OUT_DIR [SECONDS]
 #
@@ -39,6 +41,14 @@ step() {  # step NAME MAX_SECONDS COMMAND...: run with the time left, log to OUT
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+# First, the whole backend-agnostic layer suite on JAX on this GPU (what CI runs
+# on a CPU), with its pass/fail counts in OUT_DIR/layer_suite.txt.
+workers=${WORKERS:-8}
+step layer_suite 600 env KERAS_BACKEND=jax "$py" -m pytest -q -p no:cacheprovider \
+    -m "not tf_only" -n "$workers" --dist loadfile -rf \
+    tests/cells tests/layers tests/memory tests/trees
+grep -E "^(FAILED|ERROR) |[0-9]+ (passed|failed)" "$out/steps.log" | tail -n 80 \
+    > "$out/layer_suite.txt"
 step tests_torch 120 env KERAS_BACKEND=torch "$py" -m pytest -q -rs -p no:cacheprovider \
     tests/layers/test_backend_rnn.py
 step torch_cuda 90 "$py" $bench --worker torch --torch-device cuda --configs $gpu_configs \
