@@ -141,5 +141,7 @@ def test_user_errors_are_one_line(tmp_path, monkeypatch):
 def test_docstring_examples_run():
     import doctest
 
-    result = doctest.testmod(sc, optionflags=doctest.ELLIPSIS)
+    from keras_seqmodels.trees import text
+
+    result = doctest.testmod(text, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 3 and result.failed == 0

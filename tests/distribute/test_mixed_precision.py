@@ -197,14 +197,28 @@ def _echo_state_generator():
 
 def _cell(cls):
     def make():
-        cell = cls(**CELL_ARGS.get(cls.__name__, dict(units=4)))
+        if cls is ks.cells.StateMachineCell:  # any layers as f_s and f_o
+            cell = cls(keras.layers.Dense(4, activation="tanh"), keras.layers.Dense(2))
+        else:
+            cell = cls(**CELL_ARGS.get(cls.__name__, dict(units=4)))
         layer = ks.layers.Recurrent(cell, return_sequences=True)
         return [floats(2, 5, 3)], lambda t: layer(t[0]), [cell, layer]
 
     return make
 
 
+def _drop_in(cls):
+    def make():
+        layer = cls(4, return_sequences=True)
+        return [floats(2, 5, 3)], lambda t: layer(t[0]), [layer]
+
+    return make
+
+
 LAYER_EXAMPLES = {
+    "LSTM": _drop_in(ks.layers.LSTM),
+    "GRU": _drop_in(ks.layers.GRU),
+    "SimpleRNN": _drop_in(ks.layers.SimpleRNN),
     "Recurrent": _recurrent,
     "Bidirectional": _bidirectional,
     "CRF": _crf,

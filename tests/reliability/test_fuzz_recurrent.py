@@ -72,6 +72,10 @@ def make_cell(key, units, dtype):
     if name == "StackedCells":  # a list of cells, not `units`: two of width `units`
         cells = [ks.cells.GRUCell(units, dtype=dtype), ks.cells.LSTMCell(units, dtype=dtype)]
         return ks.cells.StackedCells(cells, dtype=dtype)
+    if name == "StateMachineCell":  # any layers as f_s and f_o: the chapter's plain RNN
+        transition = keras.layers.Dense(units, activation="tanh", dtype=dtype)
+        output = keras.layers.Dense(units, dtype=dtype)
+        return ks.cells.StateMachineCell(transition, output, dtype=dtype)
     if name == "EchoStateGenerator":  # a reservoir with output feedback, run closed loop
         reservoir = ks.cells.EchoStateCell(units, feedback_size=1, dtype=dtype)
         return ks.cells.EchoStateGenerator(reservoir, dtype=dtype)
