@@ -492,3 +492,21 @@ def test_evaluate_says_what_it_is_doing_on_stderr(tmp_path, capsys):
     assert json.loads(captured.out.strip().splitlines()[-1])["split"] == "validation"
     for stage in ("loading", "reading the validation split", "scoring", "done in"):
         assert stage in captured.err, captured.err
+
+
+def test_init_from_a_file_that_is_not_a_keras_model_names_it(tmp_path):
+    import zipfile
+
+    garbage = tmp_path / "garbage.keras"
+    garbage.write_text("not a model\n")
+    argv = ["--work-dir", str(tmp_path / "run"), "--epochs", "1", "--init-from"]
+    with pytest.raises(ValueError, match=r"--init-from .*garbage\.keras: not a Keras model file"):
+        framework.main(TINY_RECIPE, "train", [*argv, str(garbage)])
+    other_zip = tmp_path / "other.keras"
+    with zipfile.ZipFile(other_zip, "w") as archive:
+        archive.writestr("readme.txt", "hello")
+    with pytest.raises(ValueError, match=r"without config\.json, model\.weights\.h5"):
+        framework.main(TINY_RECIPE, "train", [*argv, str(other_zip)])
+    with pytest.raises(FileNotFoundError, match="--init-from: no such file"):
+        framework.main(TINY_RECIPE, "train", [*argv, str(tmp_path / "missing.keras")])
+    assert not (tmp_path / "run").exists()  # refused before anything ran

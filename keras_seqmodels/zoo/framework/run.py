@@ -52,6 +52,8 @@ def train(recipe, args):
     ``--init-from FILE --epochs 0`` (on a TensorFlow machine) trains nothing
     and packages FILE as the selected model. ``--epochs 0`` alone loads the
     data and builds the network (the data preparation a recipe caches)."""
+    if args.init_from:  # checked before anything runs
+        _check_keras_file(args.init_from, "--init-from")
     # First, before any TensorFlow operation: a multi-worker strategy can be
     # made only then (distribution.create).
     strategy = distribution.create(args)
@@ -211,6 +213,28 @@ def _finish(recipe, args, best, record):
         export.exporter_for(recipe.name)(model, args.export)
         print(f"{recipe.name}: exported to {args.export}")
     return 0
+
+
+def _check_keras_file(path, option):
+    """``path`` names a ``.keras`` file (a zip archive with a config), or one
+    error naming the option, the file and what is wrong."""
+    import zipfile
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(2, f"{option}: no such file", path)
+    if not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"{option} {path}: not a Keras model file (a .keras file is a zip archive "
+            "with config.json and model.weights.h5; this file is not a zip archive); "
+            "give a file written by model.save, e.g. a run's best.keras"
+        )
+    with zipfile.ZipFile(path) as archive:
+        missing = {"config.json", "model.weights.h5"} - set(archive.namelist())
+    if missing:
+        raise ValueError(
+            f"{option} {path}: a zip archive without {', '.join(sorted(missing))}; "
+            "give a file written by model.save, e.g. a run's best.keras"
+        )
 
 
 def _typed(key, default, text):
