@@ -1,24 +1,20 @@
 """``seqmodels train NAME ...`` and ``seqmodels evaluate NAME ...``.
 
-Both import the model's recipe, ``keras_seqmodels.zoo.models.<name>.recipe``
-(hyphens as underscores), and hand its hooks (``Recipe.from_module``) to the recipe
-framework (``keras_seqmodels.zoo.framework``), which parses the options
+Both import the recipe module that the model's folder declares
+(``ModelSpec.recipe``, ``keras_seqmodels.zoo.models``) and hand its hooks
+(``Recipe.from_module``) to the recipe framework
+(``keras_seqmodels.zoo.framework``), which parses the options
 (``seqmodels train NAME --help`` lists them).
 """
-
-import importlib
 
 
 def load_recipe(name):
     """The ``Recipe`` of zoo model ``name``, or ``None`` if it has none yet."""
-    from keras_seqmodels.zoo.models import package_name
+    from keras_seqmodels.zoo.models import specs
 
-    module_name = package_name(name) + ".recipe"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as err:
-        if err.name not in (module_name, package_name(name)):
-            raise
+    spec = specs().get(name)
+    module = None if spec is None else spec.recipe_module()
+    if module is None:
         return None
     from keras_seqmodels.zoo.framework import Recipe
 

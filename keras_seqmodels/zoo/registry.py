@@ -123,7 +123,7 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
     at once keep each other's entries.
 
     Args:
-        name: zoo name, e.g. ``"ud-ewt-upos"``.
+        name: zoo name (the ``ModelSpec.name`` of its folder).
         artifact: path of the trained ``.keras`` file.
         task: one line describing the task.
         metrics: dict of test-set metrics, e.g. ``{"test_upos_accuracy": 0.955}``.
@@ -145,10 +145,10 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
     Example (writes into the source tree, so not run here):
 
     >>> register_model(  # doctest: +SKIP
-    ...     "ud-ewt-upos", "runs/ud-ewt-upos/best.keras", task="UPOS tagging",
+    ...     "my-tagger", "runs/my-tagger/best.keras", task="UPOS tagging",
     ...     metrics={"test_upos_accuracy": 0.9454}, data="UD English EWT, test",
-    ...     command="seqmodels evaluate ud-ewt-upos --split test --register",
-    ...     card="zoo/ud-ewt-upos/card.md")
+    ...     command="seqmodels evaluate my-tagger --split test --register",
+    ...     card="zoo/my-tagger/card.md")
     """
     os.makedirs(target_dir(name), exist_ok=True)
     with index_lock(INDEX_PATH):

@@ -1,8 +1,8 @@
 """The task API of the zoo: raw inputs in, plain Python answers out.
 
 ``keras_seqmodels.zoo.load(name)`` returns a ``Task``: the model's own
-subclass from ``keras_seqmodels.zoo.models.<name with underscores>.task``
-(its ``TASK`` attribute), or this generic class for a model without one.
+subclass, named by the spec of its folder (``keras_seqmodels.zoo.models``),
+or this generic class for a model without one.
 Every task has the same four members:
 
 - ``predict(inputs)``: one raw input (a sentence, an image, ...) gives one
@@ -16,8 +16,6 @@ Every task has the same four members:
   the training data), ``metrics``, ``intended_use``, ``limits``, ``card``.
 """
 
-import importlib
-
 from keras_seqmodels.zoo import api
 
 INFO_FIELDS = (
@@ -27,7 +25,7 @@ INFO_FIELDS = (
 
 class InputError(ValueError):
     """A raw input a zoo task cannot answer: one line naming the model, what
-    is wrong and the form expected, e.g. ``mnist-renet predict: image 0 has
+    is wrong and the form expected, e.g. ``<name> predict: image 0 has
     a non-finite pixel; expected (28, 28) finite pixel values 0-255``.
 
     Every task raises it for the same kinds of input: a wrong shape, a
@@ -56,9 +54,10 @@ class Task:
 
     Example:
 
-    >>> task = Task("mnist-renet")
-    >>> task.info["license"].startswith("CC BY-SA 3.0"), task.model.output_shape
-    (True, (None, 10))
+    >>> from keras_seqmodels.zoo.api import list_models
+    >>> task = Task(list_models()[0])
+    >>> sorted(task.info) == sorted(("name",) + INFO_FIELDS)
+    True
     """
 
     def __init__(self, name, model=None):
@@ -121,19 +120,16 @@ class Task:
 
 
 def task_class(name):
-    """The ``Task`` subclass of zoo model ``name`` (``Task`` if it has none).
+    """The ``Task`` subclass of zoo model ``name``: the one its folder's spec
+    names (``Task`` for a model whose spec names none, or without a folder).
 
     Example:
 
-    >>> task_class("ud-ewt-upos").__name__
-    'TaggingTask'
+    >>> from keras_seqmodels.zoo.models import specs
+    >>> all(issubclass(task_class(name), Task) for name in specs())
+    True
     """
-    from keras_seqmodels.zoo.models import package_name
+    from keras_seqmodels.zoo.models import specs
 
-    module = package_name(name) + ".task"
-    try:
-        return importlib.import_module(module).TASK
-    except ModuleNotFoundError as err:
-        if err.name not in (module, module.rpartition(".")[0]):
-            raise
-        return Task
+    spec = specs().get(name)
+    return Task if spec is None else spec.task_class()

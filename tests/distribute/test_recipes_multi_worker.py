@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from test_multi_worker import free_ports
 
-from keras_seqmodels.zoo.models import MODEL_PACKAGES
+from keras_seqmodels.zoo.models import specs
 
 pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 
@@ -91,7 +91,7 @@ def _train_on_two_workers(name, out, expect_success=True):
     return [out / f"worker{index}" / "best.keras" for index in range(2)]
 
 
-@pytest.mark.parametrize("name", sorted(set(MODEL_PACKAGES) - SINGLE_REPLICA))
+@pytest.mark.parametrize("name", sorted(set(specs()) - SINGLE_REPLICA))
 def test_recipe_trains_on_two_workers_to_the_same_weights(name, tmp_path):
     first, second = _train_on_two_workers(name, tmp_path)
     a, b = _weights(first), _weights(second)

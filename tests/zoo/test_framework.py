@@ -16,9 +16,9 @@ import pytest
 
 from keras_seqmodels.cli.main import main
 from keras_seqmodels.zoo import framework
-from keras_seqmodels.zoo.models import MODEL_PACKAGES
+from keras_seqmodels.zoo.models import specs
 
-PORTED = sorted(MODEL_PACKAGES)  # every zoo model
+PORTED = sorted(specs())  # every zoo model
 # Options that shrink a network for its smoke run (the shipped sizes are the defaults).
 SMALL = {
     "multi30k-en-de": ["--embedding-dim", "8", "--encoder-units", "8", "--decoder-units", "8",

@@ -8,10 +8,10 @@ lists ``--strategy`` with its four choices, ``--tpu`` and ``--precision``.
 import pytest
 
 from keras_seqmodels.cli.main import main
-from keras_seqmodels.zoo.models import MODEL_PACKAGES
+from keras_seqmodels.zoo.models import specs
 
 
-@pytest.mark.parametrize("name", sorted(MODEL_PACKAGES))
+@pytest.mark.parametrize("name", sorted(specs()))
 def test_train_help_lists_strategy_tpu_and_precision(name, capfd):
     try:
         code = main(["train", name, "--help"])
@@ -43,7 +43,7 @@ def _numeric_options(name, action):
     return parser, found
 
 
-@pytest.mark.parametrize("name", sorted(MODEL_PACKAGES))
+@pytest.mark.parametrize("name", sorted(specs()))
 def test_every_numeric_option_refuses_nan_infinity_and_text(name, capsys):
     parser, found = _numeric_options(name, "train")
     assert any(flag == "--time-budget" for flag, _ in found)

@@ -15,7 +15,7 @@ class Recipe:
     runs ``model.fit`` on ``load_data(...)`` under the chosen distribution.
 
     Attributes:
-        name: zoo name, e.g. ``"mnist-renet"``.
+        name: the zoo name (``ModelSpec.name`` of the model's folder).
         config: defaults of the model's options; each key becomes an option
             ``--key`` (underscores as hyphens) of ``seqmodels train`` and
             ``seqmodels evaluate``. ``epochs``, ``batch_size`` and ``seed``
@@ -78,15 +78,19 @@ class Recipe:
         """The recipe a module spells out by convention: constants ``CONFIG``,
         ``MONITOR``, ``DATA_SUBDIR``, ``TASK``, ``DATA``, optional ``TIE_BREAK``
         (``NAME`` and ``CARD``
-        default to the zoo name of the module's folder and its card)
+        default to the name and card of its folder's ``ModelSpec``)
         and functions named as the fields (``build_model``, ``load_data``,
         ``compile_options``, ``evaluate``, optional ``evaluation_data``,
         ``callbacks``, ``prepare``, ``package``, ``combine``)."""
-        from keras_seqmodels.zoo.models import MODEL_PACKAGES
+        from keras_seqmodels.zoo.models import spec_of_package
 
-        folder = module.__name__.split(".")[-2]
-        name = {v: k for k, v in MODEL_PACKAGES.items()}.get(folder, folder)
-        values = {"name": name, "card": f"zoo/{name}/card.md"}
+        folder = module.__name__.rpartition(".")[0]
+        spec = spec_of_package(folder)
+        if spec is None:
+            name = folder.rpartition(".")[2]
+            values = {"name": name, "card": f"zoo/{name}/card.md"}
+        else:
+            values = {"name": spec.name, "card": spec.card}
         for field in dataclasses.fields(cls):
             key = field.name.upper() if field.name in _CONSTANTS else field.name
             if hasattr(module, key):

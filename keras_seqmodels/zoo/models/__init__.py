@@ -1,20 +1,110 @@
-"""Zoo models as importable code, one subpackage per model.
+"""Zoo models as importable code, one folder per model, found by walking this package.
 
-The folder of model ``name`` is ``name`` with hyphens replaced by
-underscores (``ud-ewt-upos`` -> ``ud_ewt_upos``). Each holds the model's task
-class (``task.py``: raw input in, plain Python answer out) and its recipe
-hooks.
+Each folder (a valid Python identifier, e.g. the zoo name with underscores)
+holds the model's code (``task.py``: raw input in, plain Python answer out;
+``recipe.py``: hooks for the recipe framework; ``config.py``, ``network.py``)
+and declares the model once, as ``SPEC = ModelSpec(...)`` in its
+``__init__.py`` (``keras_seqmodels.zoo.model_spec``). Adding a zoo model is
+adding a folder: nothing outside it names the model.
 """
 
-MODEL_PACKAGES = {
-    "babi-memn2n": "babi_memn2n",
-    "mnist-renet": "mnist_renet",
-    "multi30k-en-de": "multi30k_en_de",
-    "ntm-copy": "ntm_copy",
-    "ptb-lstm": "ptb_lstm",
-    "sst-treelstm": "sst_treelstm",
-    "ud-ewt-upos": "ud_ewt_upos",
-}
+import functools
+import importlib
+import pkgutil
+import warnings
+
+
+@functools.cache
+def _specs():
+    found = {}
+    for module_info in pkgutil.iter_modules(__path__, __name__ + "."):
+        if not module_info.ispkg:
+            continue
+        spec = getattr(importlib.import_module(module_info.name), "SPEC", None)
+        if spec is None:
+            raise TypeError(
+                f"keras_seqmodels.zoo.models: the folder {module_info.name} declares no SPEC; "
+                "add `SPEC = ModelSpec(...)` to its __init__.py"
+            )
+        if spec.name in found:
+            raise ValueError(
+                f"keras_seqmodels.zoo.models: {found[spec.name].package} and "
+                f"{spec.package} both declare the zoo model {spec.name!r}"
+            )
+        found[spec.name] = spec
+    return dict(sorted(found.items()))
+
+
+def specs():
+    """``{name: ModelSpec}`` of every model folder, sorted by name.
+
+    Example:
+
+    >>> all(spec.name == name for name, spec in specs().items())
+    True
+    """
+    return dict(_specs())
+
+
+def spec(name):
+    """The ``ModelSpec`` of zoo model ``name``.
+
+    Raises:
+        KeyError: no folder declares ``name`` (the message lists those that do).
+    """
+    found = _specs()
+    if name not in found:
+        raise KeyError(
+            f"keras_seqmodels.zoo: no model folder declares {name!r}. "
+            f"Declared: {', '.join(found) or '(none)'}"
+        )
+    return found[name]
+
+
+def spec_of_package(package):
+    """The ``ModelSpec`` declared by the folder ``package`` (a module name), or ``None``."""
+    return next((s for s in _specs().values() if s.package == package), None)
+
+
+def default_model(command):
+    """The zoo model whose spec names ``command`` in its ``cli_defaults``.
+
+    Example:
+
+    >>> default_model("translate") in specs()
+    True
+
+    Raises:
+        LookupError: no model, or more than one, claims ``command``.
+    """
+    names = [s.name for s in _specs().values() if command in s.cli_defaults]
+    if len(names) != 1:
+        raise LookupError(
+            f"keras_seqmodels.zoo: {len(names)} zoo models ({', '.join(names) or 'none'}) "
+            f"are the default of `seqmodels {command}`; exactly one must be"
+        )
+    return names[0]
+
+
+def default_export_option(exporter, option):
+    """``option`` of the zoo model whose SavedModel exporter is ``exporter``
+    (its ``export_options``), or ``None``: the default an exporter falls back
+    on when its caller gives no ``option`` (deprecated; pass it)."""
+    for model in _specs().values():
+        if model.exporters.get("savedmodel") is None or model.export_options is None:
+            continue
+        if model.exporter("savedmodel") is exporter:
+            value = model.default_export_options().get(option)
+            if value is not None:
+                warnings.warn(
+                    f"{exporter.__name__}: without `{option}`, the {option} of the zoo "
+                    f"model {model.name!r} is used; pass `{option}=` (this default goes in "
+                    "the next release)",
+                    DeprecationWarning,
+                    stacklevel=3,
+                )
+                return value
+    return None
 
 
 def package_name(name):
@@ -22,7 +112,21 @@ def package_name(name):
 
     Example:
 
-    >>> package_name("ud-ewt-upos")
-    'keras_seqmodels.zoo.models.ud_ewt_upos'
+    >>> package_name(next(iter(specs())))  # doctest: +ELLIPSIS
+    'keras_seqmodels.zoo.models....'
     """
-    return "keras_seqmodels.zoo.models." + name.replace("-", "_")
+    return spec(name).package
+
+
+def __getattr__(attribute):
+    """``MODEL_PACKAGES``, the former hand-kept table (one release, with a warning)."""
+    if attribute != "MODEL_PACKAGES":
+        raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+    warnings.warn(
+        "keras_seqmodels.zoo.models.MODEL_PACKAGES is replaced by "
+        "keras_seqmodels.zoo.models.specs() (each folder declares its model); "
+        "the old name goes in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return {name: s.package.rpartition(".")[2] for name, s in _specs().items()}

@@ -24,7 +24,7 @@ class QuestionAnsweringTask(Task):
     def __init__(self, name, model=None, vocabulary=None):
         super().__init__(name, model)
         if vocabulary is None:
-            vocabulary = json.loads(api.read_asset(name, "vocab"))["vocabulary"]
+            vocabulary = export_defaults(name)["vocabulary"]
         self.vocabulary = [str(w) for w in vocabulary]
         sizes = [getattr(layer, "memory_size", None) for layer in self.model.layers]
         self.memory_size = next(s for s in sizes if s)
@@ -76,6 +76,11 @@ class QuestionAnsweringTask(Task):
 
     def export_options(self):
         return {"vocabulary": self.vocabulary, "memory_size": self.memory_size}
+
+
+def export_defaults(name):
+    """The exporter's options beyond the model: the shipped vocabulary (asset ``vocab``)."""
+    return {"vocabulary": json.loads(api.read_asset(name, "vocab"))["vocabulary"]}
 
 
 TASK = QuestionAnsweringTask

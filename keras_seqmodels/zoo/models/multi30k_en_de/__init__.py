@@ -1,1 +1,12 @@
-"""The zoo model ``multi30k-en-de``: its task class and recipe hooks."""
+"""The zoo model ``multi30k-en-de``: its spec (task, recipe, exporter, card)."""
+
+from keras_seqmodels.zoo.model_spec import ModelSpec
+
+SPEC = ModelSpec(
+    name="multi30k-en-de",
+    package=__name__,
+    task=".task:TranslationTask",
+    exporters={"savedmodel": "keras_seqmodels.export.translation:export_translator"},
+    serving="'inputs' (batch,) strings -> 'translations'",
+    cli_defaults=("translate", "plot attention"),
+)

@@ -17,8 +17,7 @@ class LanguageModelTask(Task):
     def __init__(self, name, model=None, vocabulary=None):
         super().__init__(name, model)
         if vocabulary is None:
-            text = api.read_asset(name, "vocabulary").decode("utf-8")
-            vocabulary = [w for w in text.split("\n") if w]
+            vocabulary = export_defaults(name)["vocabulary"]
         self.vocabulary = list(vocabulary)
         self._index = {w: i for i, w in enumerate(self.vocabulary)}
 
@@ -67,6 +66,12 @@ class LanguageModelTask(Task):
 
     def export_options(self):
         return {"vocabulary": self.vocabulary}
+
+
+def export_defaults(name):
+    """The exporter's options beyond the model: the shipped vocabulary (asset ``vocabulary``)."""
+    text = api.read_asset(name, "vocabulary").decode("utf-8")
+    return {"vocabulary": [w for w in text.split("\n") if w]}
 
 
 TASK = LanguageModelTask

@@ -1,1 +1,12 @@
-"""The zoo model ``sst-treelstm``: its task class and recipe hooks."""
+"""The zoo model ``sst-treelstm``: its spec (task, recipe, exporter, card)."""
+
+from keras_seqmodels.zoo.model_spec import ModelSpec
+
+SPEC = ModelSpec(
+    name="sst-treelstm",
+    package=__name__,
+    task=".task:SentimentTask",
+    exporters={"savedmodel": "keras_seqmodels.trees.serving:export_sentiment_savedmodel"},
+    serving="'trees' bracketed strings -> 'root_class'",
+    cli_defaults=("sentiment",),
+)
