@@ -1,4 +1,4 @@
-"""``seqmodels generate ptb-lstm --prompt "the company" --length 30`` (or ``mine.keras``)."""
+"""``seqmodels generate NAME --prompt "the company" --length 30`` (or ``mine.keras``)."""
 
 from keras_seqmodels.cli import options
 
@@ -38,7 +38,9 @@ def register(subparsers):
     text = "sample text from a zoo language model (or a .keras WordLanguageModel), with temperature"
     parser = subparsers.add_parser("generate", help=text, description=text)
     parser.add_argument(
-        "name", help="zoo language model, e.g. ptb-lstm, or a .keras file from train_language_model"
+        "name",
+        help="a zoo language model (`seqmodels zoo list`) or a .keras file from "
+        "train_language_model",
     )
     parser.add_argument("--prompt", default="", help="words to continue")
     parser.add_argument("--length", type=options.int_range(1, MAX_LENGTH), default=30,

@@ -14,7 +14,16 @@ import time
 from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
 
-DEFAULT_MODEL = "multi30k-en-de"
+COMMAND = "translate"  # the zoo model whose spec names it in cli_defaults is the default
+
+
+def __getattr__(name):
+    """``DEFAULT_MODEL``: the zoo model this command uses by default (from the specs)."""
+    if name != "DEFAULT_MODEL":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from keras_seqmodels.zoo.models import default_model
+
+    return default_model(COMMAND)
 
 
 class _Progress:
@@ -54,11 +63,14 @@ def _translate(args):
 
 
 def register(subparsers):
+    from keras_seqmodels.zoo.models import default_model
+
+    default = default_model(COMMAND)
     p = subparsers.add_parser(
         "translate",
         help="translate English to German with the shipped model",
         description="Translate English sentences to German with the zoo's "
-        f"{DEFAULT_MODEL} model: from arguments, --file, or standard input "
+        f"{default} model: from arguments, --file, or standard input "
         "(one sentence per line).",
     )
     p.add_argument("text", nargs="*", help="sentences to translate")
@@ -69,6 +81,6 @@ def register(subparsers):
                    "(default: the model's, 5)")
     p.add_argument("--batch-size", type=options.positive_int, default=32,
                    help="sentences per decoding call (>= 1, default 32)")
-    p.add_argument("--model", default=DEFAULT_MODEL, help="zoo model name")
+    p.add_argument("--model", default=default, help="zoo model name")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_translate)

@@ -1,4 +1,4 @@
-"""SavedModel export of a copy-task model (ntm-copy): a bit sequence in, its copy out."""
+"""SavedModel export of a copy-task model (an NTM): a bit sequence in, its copy out."""
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, merge_limits
@@ -15,7 +15,7 @@ def export_copy_model(model, directory, limits=None, served_name="copy model"):
     """Write a SavedModel whose ``serving_default`` copies bit sequences.
 
     The signature takes ``bits``, float32 ``(batch, length, bits)`` of 0/1
-    (for ntm-copy ``bits`` = 8; the sequences of one request share a
+    (for the zoo's NTM ``bits`` = 8; the sequences of one request share a
     length), and returns ``{"copy": float32 (batch, length, bits)`` of 0/1,
     ``"logits": float32 (batch, length, bits)}``. Inside, it lays the
     request out as the model was trained: the bits with an empty delimiter

@@ -1,4 +1,4 @@
-"""SavedModel export of an image classifier (mnist-renet): pixels in, digit out."""
+"""SavedModel export of an image classifier (e.g. a ReNet): pixels in, digit out."""
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, merge_limits
@@ -14,7 +14,7 @@ def export_image_classifier(
 
     The signature takes ``pixels``, float32 ``(batch, height, width)`` with
     the values a grayscale image file holds (0-255; the model scales them
-    itself), for mnist-renet ``(batch, 28, 28)``, and returns
+    itself), for MNIST ``(batch, 28, 28)``, and returns
     ``{"scores": float32 (batch, classes) logits, "class_id": int32
     (batch,), "error": string (batch,)}`` plus ``"class_name"`` (string
     ``(batch,)``) when ``class_names`` is given::
@@ -26,7 +26,7 @@ def export_image_classifier(
 
     The signature checks the whole shape of ``pixels`` in the graph (a
     request of another rank or image size, e.g. ``(2, 28, 28, 3)`` for
-    mnist-renet, fails with an ``InvalidArgumentError`` naming the expected
+    a 28 x 28 model, fails with an ``InvalidArgumentError`` naming the expected
     shape) and the request limit: at most 1,024 images (``LIMITS``). An
     image with a NaN or infinite pixel gets ``class_id`` -1, scores 0 and
     ``error`` "pixels must be finite" (``""`` for the others, which are

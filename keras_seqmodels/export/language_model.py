@@ -1,4 +1,4 @@
-"""SavedModel export of a word-level language model (ptb-lstm, or a
+"""SavedModel export of a word-level language model (the zoo's, or a
 ``WordLanguageModel`` trained on your own text): text in, next word out."""
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
@@ -49,8 +49,8 @@ def export_language_model(
             vocabulary and lower-casing are used.
         directory: output folder (must not exist or be empty).
         vocabulary: the word list (index = id); default: the
-            ``WordLanguageModel``'s, else the zoo asset ``vocabulary`` of
-            ptb-lstm.
+            ``WordLanguageModel``'s, else (deprecated, with a warning) that
+            of the zoo model whose spec names this exporter.
         unknown, eos: the vocabulary's unknown-word and end-of-sentence words.
         limits: optional dict overriding some of ``LIMITS``.
         served_name: the start of the limit messages (``export`` passes the
@@ -70,10 +70,11 @@ def export_language_model(
         model = model.network
     lowercase = True if lowercase is None else bool(lowercase)
     if vocabulary is None:
-        from keras_seqmodels import zoo
+        from keras_seqmodels.zoo.models import default_export_option
 
-        text = zoo.read_asset("ptb-lstm", "vocabulary").decode("utf-8")
-        vocabulary = [line for line in text.split("\n") if line]
+        vocabulary = default_export_option(export_language_model, "vocabulary")
+        if vocabulary is None:
+            raise ValueError("export_language_model: give `vocabulary`, the model's word list")
     vocabulary = [str(w) for w in vocabulary]
     if model.outputs[0].shape[-1] != len(vocabulary):
         raise ValueError(

@@ -1,6 +1,5 @@
 """SavedModel export of a bAbI memory network: story and question text in, answer out."""
 
-import json
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, merge_limits, string_checks
@@ -56,10 +55,10 @@ def export_memory_qa(
 
     Args:
         model: a Keras model ``[stories, queries] -> scores`` over the
-            vocabulary (the babi-memn2n zoo model).
+            vocabulary (e.g. an ensemble of ``MemoryNetwork`` s).
         directory: output folder (must not exist or be empty).
-        vocabulary: the word list (index = id); default: the zoo asset
-            ``vocab`` of babi-memn2n.
+        vocabulary: the word list (index = id); default (deprecated, with a
+            warning): that of the zoo model whose spec names this exporter.
         memory_size: statements kept; default: the model's ``MemoryNetwork``
             ``memory_size``.
         limits: optional dict overriding some of ``LIMITS``.
@@ -71,9 +70,11 @@ def export_memory_qa(
     check_empty_directory(directory)
     limits = merge_limits("export_memory_qa", LIMITS, limits)
     if vocabulary is None:
-        from keras_seqmodels import zoo
+        from keras_seqmodels.zoo.models import default_export_option
 
-        vocabulary = json.loads(zoo.read_asset("babi-memn2n", "vocab"))["vocabulary"]
+        vocabulary = default_export_option(export_memory_qa, "vocabulary")
+        if vocabulary is None:
+            raise ValueError("export_memory_qa: give `vocabulary`, the model's word list")
     vocabulary = [str(w) for w in vocabulary]
     if len(model.inputs) != 2:
         raise ValueError(

@@ -1,5 +1,5 @@
-"""SavedModel export of a string-in tagger (ud-ewt-upos): raw text in, tokens
-and one tag per token out."""
+"""SavedModel export of a string-in tagger (e.g. the zoo's UPOS tagger): raw
+text in, tokens and one tag per token out."""
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits, string_checks
@@ -17,7 +17,7 @@ def is_string_tagger(model):
 
     That is a Keras model with one string input and a ``TagLookup`` as its
     last layer (tag strings out), as ``keras_seqmodels.tagging.train_tagger``
-    and the zoo's ud-ewt-upos build; ``export`` and ``seqmodels export``
+    and the zoo's UPOS tagger build; ``export`` and ``seqmodels export``
     recognise a ``.keras`` file holding one this way.
 
     Args:
@@ -76,7 +76,7 @@ def export_tagger(model, directory, limits=None, served_name="tagger"):
     Args:
         model: a Keras model with one string input ``(batch,)`` of
             whitespace-separated tokens and one string output ``(batch,
-            tokens)`` of tags (as the zoo's ud-ewt-upos, or a model from
+            tokens)`` of tags (as the zoo's UPOS tagger, or a model from
             ``keras_seqmodels.tagging.train_tagger``), or a zoo task holding
             one (``.model``).
         directory: output folder (must not exist or be empty).

@@ -1,7 +1,7 @@
 """Next-word decoding of a word-level language model: the prompt once, then
 one word at a time with the recurrent states carried (``decoder_for``), and
 temperature sampling on top of it (``sample``). Used by ``WordLanguageModel``,
-the zoo's ptb-lstm task and ``seqmodels generate``."""
+the zoo's language-model task and ``seqmodels generate``."""
 
 # Layers that act on each position alone: a chain of these and forward
 # Recurrent runners is causal, so its next-word logits after one more word
@@ -158,7 +158,7 @@ def sample(model, vocabulary, prompt, length, temperature=1.0, seed=None):
     the vocabulary become ``<unk>``.
 
     A model that is a chain of position-wise layers and ``Recurrent`` runners
-    (ptb-lstm) runs the prompt once and then one word per step, carrying the
+    (e.g. a stacked LSTM) runs the prompt once and then one word per step, carrying the
     LSTM states (linear in the length); any other causal model is re-run on
     the whole text at every step. Both give the same words.
 

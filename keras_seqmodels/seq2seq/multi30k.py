@@ -66,7 +66,7 @@ def load(manual_dir, split, data_dir):
     """Build the records once (in ``data_dir``) and return ``tfds.load``'s split."""
     config = tfds.download.DownloadConfig(manual_dir=os.path.abspath(manual_dir))
     return tfds.load(
-        "multi30k_en_de",
+        Multi30kEnDe.name,
         split=split,
         data_dir=data_dir,
         download_and_prepare_kwargs={"download_config": config},

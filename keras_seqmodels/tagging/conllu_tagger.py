@@ -28,7 +28,7 @@ def emission_scores(word_ids, char_ids, num_words, num_chars, num_tags, *, embed
     of ``char_ids`` (left out when ``char_ids`` is None), dropout,
     ``num_layers`` bidirectional LSTMs each followed by dropout, and
     ``Dense(num_tags)`` named ``potentials``. ``build_tagger`` and the zoo's
-    ud-ewt-upos put a CRF (or a softmax) on top.
+    UPOS tagger put a CRF (or a softmax) on top.
 
     Args:
         word_ids: int Keras tensor ``(batch, words)``.

@@ -3,7 +3,7 @@
 The vocabularies and tag set of ``(words, tags)`` sentences, their ids from a
 model's own ``SentenceVectorizer`` as flat arrays (every token once, with
 sentence offsets), and padded batches of chosen sentences from those arrays.
-``train_tagger`` and the zoo's ud-ewt-upos recipe both use them.
+``train_tagger`` and the zoo's UPOS tagger's recipe both use them.
 """
 
 import collections

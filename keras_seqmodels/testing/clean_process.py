@@ -166,7 +166,7 @@ def call_saved_model(export_dir, inputs, signature="serving_default", timeout=30
     Returns:
         dict of the signature's output names to NumPy arrays.
 
-    Example (after ``seqmodels export sst-treelstm exported/sst``):
+    Example (after ``seqmodels export NAME exported/sst`` of a tree model):
 
     >>> call_saved_model(  # doctest: +SKIP
     ...     "exported/sst", {"trees": ["(4 (2 a) (4 (4 wonderful) (2 film)))"]})["root_class"]

@@ -2,7 +2,7 @@
 
 ``text_to_tree`` turns one input (a bracketed PTB/SST tree, or plain text
 given PTB-style tokens and a balanced binary tree) into a ``Tree``;
-``label_names`` names a tree classifier's classes. The zoo's ``sst-treelstm``
+``label_names`` names a tree classifier's classes. The zoo's sentiment
 task, ``TreeClassifier`` and ``seqmodels sentiment`` all read input through
 these.
 """

@@ -271,11 +271,11 @@ def plot_attention(weights, source, target, path, title=None,
 def copy_sequence(length, features=9, seed=0):
     """One copy-task input ``(2 length + 1, features)``: random bits on the
     first ``features - 1`` channels for ``length`` steps, a delimiter flag on
-    the last channel, then ``length`` blank steps (the ntm-copy format).
+    the last channel, then ``length`` blank steps (the zoo's NTM copy format).
 
     Args:
         length: number of bit vectors L.
-        features: input width (bits + 1 delimiter channel; 9 for ntm-copy).
+        features: input width (bits + 1 delimiter channel; 9 for 8-bit vectors).
         seed: NumPy seed of the bits.
 
     Returns:

@@ -12,8 +12,8 @@ validation split, a wall-clock budget, resume after a kill (atomic backups:
 rerun the same command), several seeds or a small sweep, evaluation on the
 validation or test split, export and registration.
 
-    seqmodels train mnist-renet --epochs 5 --work-dir runs/mnist-renet
-    seqmodels evaluate mnist-renet --split validation
+    seqmodels train NAME --epochs 5 --work-dir runs/NAME
+    seqmodels evaluate NAME --split validation
 """
 
 from keras_seqmodels.zoo.framework.recipe import Recipe
