@@ -5,6 +5,7 @@ import numpy as np
 
 from keras_seqmodels.cells.recurrent_cell import RecurrentCell, unpack_single_state
 from keras_seqmodels.cells.steps import gru_reset_after_step, gru_step
+from keras_seqmodels.utils import bounds
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
@@ -138,6 +139,7 @@ class GRUCell(RecurrentCell):
 
     @classmethod
     def from_config(cls, config):
+        bounds.check_config(cls.__name__, config)
         # Configs written before ``reset_after`` existed are reset-before
         # GRUs; a missing key must not pick up the new default.
         config = dict(config)

@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_seqmodels._compat import DropoutRNNCell
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import bounds, validation
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
@@ -172,6 +172,11 @@ class RecurrentCell(keras.layers.Layer, DropoutRNNCell):
             ops.zeros((batch_size, size), dtype=self.compute_dtype)
             for size in sizes
         ]
+
+    @classmethod
+    def from_config(cls, config):
+        bounds.check_config(cls.__name__, config)
+        return super().from_config(config)
 
     def get_config(self):
         config = {

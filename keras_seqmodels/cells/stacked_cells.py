@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_seqmodels._compat import DropoutRNNCell
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import bounds, validation
 
 
 def _output_size(cell):
@@ -124,6 +124,7 @@ class StackedCells(keras.layers.StackedRNNCells, DropoutRNNCell):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
+        bounds.check_config(cls.__name__, config)
         # Keras's version pops "cells" from the caller's dict; work on a copy.
         return super().from_config(dict(config), custom_objects=custom_objects)
 

@@ -5,7 +5,7 @@ import numpy as np
 from keras import ops
 
 from keras_seqmodels.cells.recurrent_cell import unpack_single_state
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import bounds, validation
 
 _NAME = "StateMachineCell"
 
@@ -279,6 +279,7 @@ class StateMachineCell(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
+        bounds.check_config(cls.__name__, config)
         config = dict(config)
         for key in ("transition", "output", "gate"):
             if config.get(key) is not None:

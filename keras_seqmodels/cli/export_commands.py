@@ -5,6 +5,7 @@ zoo model or a ``.keras`` file as a SavedModel (a folder), a LiteRT flatbuffer
 import os
 
 from keras_seqmodels.cli import options
+from keras_seqmodels.utils.bounds import check_keras_file
 
 _LITERT_ONLY = "--quantize, --representative-data and --batch-size are for --format litert"
 
@@ -143,6 +144,7 @@ def _load_keras_file(path):
     if not os.path.isfile(path):
         raise UserError(f"no such .keras file: {path}")
     try:
+        check_keras_file(path)  # sizes in its config bounded first
         return keras.saving.load_model(path, compile=False, safe_mode=True)
     except Exception as err:  # a corrupt or foreign file: one line
         first = str(err).splitlines()[0] if str(err) else ""

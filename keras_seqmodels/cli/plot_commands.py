@@ -14,6 +14,7 @@ drawing code is ``keras_seqmodels.utils.plotting``.
 import os
 
 from keras_seqmodels.cli import options
+from keras_seqmodels.utils.bounds import check_keras_file
 
 NTM_ZOO_MODEL = "ntm-copy"
 MAX_NTM_LENGTH = 1000  # the picture has one column per step
@@ -38,6 +39,7 @@ def _load_keras(path, what):
     if not os.path.isfile(path):
         raise UserError(f"{what}: no such file: {path}")
     try:
+        check_keras_file(path)  # sizes in its config bounded first
         return keras.saving.load_model(path, compile=False, safe_mode=True)
     except Exception as err:  # a corrupt or foreign file: one line
         first = str(err).splitlines()[0] if str(err) else ""

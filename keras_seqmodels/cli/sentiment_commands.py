@@ -22,6 +22,7 @@ import sys
 
 from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
+from keras_seqmodels.utils.bounds import check_keras_file
 
 DEFAULT_MODEL = "sst-treelstm"
 _MOVED = ("SST_LABELS", "label_names", "text_to_tree", "tokenize")
@@ -57,6 +58,7 @@ def _load_model(args):
         import keras_seqmodels  # noqa: F401  (registers the layers)
 
         try:
+            check_keras_file(args.model_path)  # sizes in its config bounded first
             model = keras.saving.load_model(args.model_path, compile=False, safe_mode=True)
         except Exception as err:  # a corrupt or foreign file: one line
             raise UserError(

@@ -12,6 +12,7 @@ import sys
 
 from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
+from keras_seqmodels.utils.bounds import check_keras_file
 
 
 def load_tagger(model_name="ud-ewt-upos", model_path=None):
@@ -24,6 +25,7 @@ def load_tagger(model_name="ud-ewt-upos", model_path=None):
         from keras_seqmodels.cli.main import UserError
 
         try:
+            check_keras_file(model_path)  # sizes in its config bounded first
             return keras.saving.load_model(model_path, compile=False, safe_mode=True)
         except Exception as err:  # a corrupt or foreign file: one line
             first = str(err).splitlines()[0] if str(err) else ""

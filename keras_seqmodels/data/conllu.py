@@ -2,9 +2,14 @@
 
 import os
 
+from keras_seqmodels.data.lines import iter_lines
+
 # The ten columns of a CoNLL-U word line, and the tag columns one can read.
 COLUMNS = "ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC"
 TAG_COLUMNS = {"upos": 3, "xpos": 4}
+# The longest line read (bytes): a word line or a "# text = ..." comment of a
+# real treebank is far shorter; a longer one is refused after reading this much.
+MAX_LINE_BYTES = 1 << 20
 
 
 def read_conllu(path, column="upos"):
@@ -24,8 +29,11 @@ def read_conllu(path, column="upos"):
 
     Raises:
         FileNotFoundError: with the path, if it does not exist.
-        ValueError: naming the file and line of a malformed row (or a
-            file that is not UTF-8).
+        ValueError: naming the file and line of a malformed row, a line
+            that is not UTF-8 or one longer than ``MAX_LINE_BYTES`` (1 MiB).
+
+    The file is read one line at a time (memory grows with the sentences
+    returned, not with the file's longest line).
 
     Example:
 
@@ -49,17 +57,11 @@ def _read(path, column, caller):
     index = TAG_COLUMNS[column]
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{caller}: no such file: {path}")
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().split("\n")
-    except UnicodeDecodeError as err:
-        raise ValueError(
-            f"{caller}: {path} is not UTF-8 text ({err.reason} at byte {err.start}); "
-            "CoNLL-U files are UTF-8"
-        ) from None
     sentences, words, tags = [], [], []
-    for lineno, line in enumerate(lines, 1):
-        line = line.rstrip("\r")
+    # One str object per distinct word and tag: a treebank repeats both, so
+    # the sentences take a fraction of the file's size, not a multiple of it.
+    strings = {}
+    for lineno, line in enumerate(iter_lines(path, caller, max_line_bytes=MAX_LINE_BYTES), 1):
         if not line.strip():
             if words:
                 sentences.append((words, tags))
@@ -82,8 +84,8 @@ def _read(path, column, caller):
                 f"a CoNLL-U word line has a word in column 2 and a tag (or '_') in "
                 f"column {index + 1}: {line!r:.80}"
             )
-        words.append(cols[1])
-        tags.append(cols[index])
+        words.append(strings.setdefault(cols[1], cols[1]))
+        tags.append(strings.setdefault(cols[index], cols[index]))
     if words:
         sentences.append((words, tags))
     return sentences

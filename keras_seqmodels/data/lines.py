@@ -41,19 +41,24 @@ def _decoded(raw, path, lineno, caller):
         ) from None
 
 
-def iter_lines(path, caller=None, opener=open):
+def iter_lines(path, caller=None, opener=open, max_line_bytes=None):
     """Yield the lines of a UTF-8 text file, one at a time (see the module).
 
     Args:
         path: the file.
         caller: a name for messages (``"read_parallel_text"``), or None.
         opener: ``open`` or ``gzip.open`` (called as ``opener(path, "rb")``).
+        max_line_bytes: the longest line allowed (bytes, without its line
+            end), or None for no limit; a longer line is refused after
+            reading at most this many bytes of it, so memory stays bounded
+            by it whatever the file holds.
 
     Yields:
         ``str`` lines without their ``"\\n"`` / ``"\\r\\n"``.
 
     Raises:
-        ValueError: a line that is not UTF-8 (file, line and byte named).
+        ValueError: a line that is not UTF-8 (file, line and byte named), or
+            one longer than ``max_line_bytes`` (file, line and limit named).
 
     Example:
 
@@ -63,16 +68,34 @@ def iter_lines(path, caller=None, opener=open):
     >>> list(iter_lines(path))
     ['a\\u2028b', 'c']
     """
+    if max_line_bytes is None:
+        with opener(path, "rb") as f:
+            for lineno, raw in enumerate(f, 1):  # binary files split at b"\n" only
+                if raw.endswith(b"\n"):
+                    raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
+                yield _decoded(raw, path, lineno, caller)
+        return
     with opener(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):  # binary files split at b"\n" only
+        lineno = 0
+        while True:
+            raw = f.readline(max_line_bytes + 2)  # room for the "\r\n"
+            if not raw:
+                return
+            lineno += 1
             if raw.endswith(b"\n"):
                 raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
+            if len(raw) > max_line_bytes:
+                where = f"{caller}: " if caller else ""
+                raise ValueError(
+                    f"{where}{path}, line {lineno}: longer than {max_line_bytes:,} bytes "
+                    "(the limit on one line of this kind of file); is it the right file?"
+                )
             yield _decoded(raw, path, lineno, caller)
 
 
-def read_lines(path, caller=None, opener=open):
-    """``list(iter_lines(path, caller, opener))``."""
-    return list(iter_lines(path, caller, opener))
+def read_lines(path, caller=None, opener=open, max_line_bytes=None):
+    """``list(iter_lines(path, caller, opener, max_line_bytes))``."""
+    return list(iter_lines(path, caller, opener, max_line_bytes))
 
 
 def decode_lines(data, source, caller=None):

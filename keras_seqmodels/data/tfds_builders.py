@@ -39,6 +39,28 @@ class _ManualFiles:
     def _log_download_done(self):
         print(f"{self.name} prepared in {self.data_dir}.", flush=True)
 
+    def check_files(self, manual_dir):
+        """Read each file of the manual directory as the build will, before
+        TFDS starts: a ``ValueError`` naming the first one that is not in
+        the expected form (not UTF-8, binary, malformed: the file and line)
+        or that holds no example at all."""
+        for name in self.FILES.values():
+            path = os.path.join(manual_dir, name)
+            if not os.path.isfile(path):
+                continue
+            useful = 0
+            for _, example in self._generate_examples(path):  # the whole file: errors named
+                useful += bool(self._useful(example))
+            if not useful:
+                raise ValueError(
+                    f"{self.name}: {path} holds no {self.EXAMPLE}; expected {self.FORM}"
+                )
+
+    @staticmethod
+    def _useful(example):
+        """Whether an example counts towards a file holding data."""
+        return True
+
     def _split_generators(self, dl_manager):
         return {
             split: self._generate_examples(os.path.join(dl_manager.manual_dir, name))
@@ -55,6 +77,8 @@ class UdEnglishEwt(_ManualFiles, tfds.core.GeneratorBasedBuilder):
         "Put en_ewt-ud-{train,dev,test}.conllu (UD English EWT r2.16) in the "
         "manual directory, e.g. ../shared/data/ud_english_ewt."
     )
+    EXAMPLE = "sentence"
+    FORM = "a CoNLL-U file (UTF-8, 10 tab-separated columns per word line)"
     FILES = {
         "train": "en_ewt-ud-train.conllu",
         "dev": "en_ewt-ud-dev.conllu",
@@ -92,6 +116,8 @@ class PtbText(_ManualFiles, tfds.core.GeneratorBasedBuilder):
         "Put ptb.{train,valid,test}.txt (Mikolov's preprocessing) in the "
         "manual directory, e.g. ../shared/data/ptb."
     )
+    EXAMPLE = "non-blank line"
+    FORM = "UTF-8 text, one sentence per line (Mikolov's PTB files)"
     FILES = {
         "train": "ptb.train.txt",
         "valid": "ptb.valid.txt",
@@ -105,8 +131,17 @@ class PtbText(_ManualFiles, tfds.core.GeneratorBasedBuilder):
             disable_shuffling=True,
         )
 
+    @staticmethod
+    def _useful(example):
+        return bool(example["text"])
+
     def _generate_examples(self, path):
         for i, line in enumerate(iter_lines(path, "ptb_text")):  # "\n" ends a line, nothing else
+            if "\0" in line:
+                raise ValueError(
+                    f"ptb_text: {path}, line {i + 1}: a NUL byte; this is binary data, not "
+                    f"{self.FORM}"
+                )
             yield i, {"text": line.strip()}
 
 
@@ -128,12 +163,16 @@ def load_local(name, manual_dir, split, data_dir):
     Raises:
         FileNotFoundError: the manual directory does not exist.
         KeyError: unknown builder name.
+        ValueError: a file of the manual directory is empty, binary or
+            malformed (the message names it, and the line where there is one).
     """
     if name not in BUILDERS:
         raise KeyError(f"load_local: unknown builder {name!r}. Known: {sorted(BUILDERS)}")
     if not os.path.isdir(manual_dir):
         raise FileNotFoundError(f"load_local: no such data directory: {manual_dir}")
     builder = BUILDERS[name](data_dir=data_dir)
+    if not builder.is_prepared():
+        builder.check_files(manual_dir)  # bad files named before TFDS starts
     builder.download_and_prepare(
         download_config=tfds.download.DownloadConfig(manual_dir=manual_dir)
     )

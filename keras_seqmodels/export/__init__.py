@@ -76,6 +76,8 @@ results). Each export refuses a target directory that is not empty.
 
 import importlib
 
+from keras_seqmodels.utils.bounds import check_keras_file
+
 EXPORTERS = {
     "babi-memn2n": "keras_seqmodels.export.question_answering:export_memory_qa",
     "mnist-renet": "keras_seqmodels.export.images:export_image_classifier",
@@ -191,6 +193,7 @@ def export(name, directory, **options):
     elif isinstance(name, str) and name.endswith(".keras"):
         if not os.path.isfile(name):
             raise FileNotFoundError(f"export: no such .keras file: {name}")
+        check_keras_file(name)  # sizes in its config bounded before Keras builds it
         model, name = keras.saving.load_model(name, compile=False, safe_mode=True), None
     elif isinstance(name, str):
         options.setdefault("served_name", name)  # the start of limit messages

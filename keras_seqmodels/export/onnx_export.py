@@ -53,6 +53,8 @@ import inspect
 
 import numpy as np
 
+from keras_seqmodels.utils.bounds import check_keras_file
+
 DEFAULT_OPSET = 17
 MIN_OPSET = 14  # LSTM/GRU/RNN 14, axes of Squeeze/ReduceSum as inputs (13)
 OTHER_FORMATS = "use keras_seqmodels.export.to_litert or the SavedModel export"
@@ -1029,6 +1031,7 @@ def to_onnx(model, path, *, opset=None):
     from onnx import helper
 
     if isinstance(model, (str, os.PathLike)) and str(model).endswith(".keras"):
+        check_keras_file(str(model))  # sizes in its config bounded first
         model = keras.saving.load_model(model, compile=False, safe_mode=True)
     if not isinstance(model, keras.Model):
         raise TypeError(

@@ -2,6 +2,7 @@
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
 from keras_seqmodels.export.limits import at_most, guard, merge_limits, string_checks
+from keras_seqmodels.utils import bounds, validation
 
 # Documented request limits of the signature, checked in the graph.
 LIMITS = {
@@ -43,7 +44,14 @@ def export_translator(model, directory, beam_size=None, limits=None, served_name
 
     check_empty_directory(directory)
     limits = merge_limits("export_translator", LIMITS, limits)
-    beam = model.beam_size if beam_size is None else int(beam_size)
+    if beam_size is None:
+        beam = model.beam_size
+    else:
+        beam = validation.check_positive_int("export_translator", "beam_size", beam_size)
+    # A request of max_batch sentences searches max_batch x beam hypotheses.
+    bounds.check_size(f"export_translator (beam_size={beam})", "max_batch",
+                      limits["max_batch"], bounds.MAX_HYPOTHESES // beam,
+                      "sentences x beam hypotheses per request")  # fmt: skip
     if not model.built:
         model.build()
 

@@ -6,6 +6,8 @@ import keras
 import numpy as np
 
 from keras_seqmodels.language_model import text as textlib
+from keras_seqmodels.utils import bounds
+from keras_seqmodels.utils import validation as checks
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
@@ -78,6 +80,10 @@ class WordLanguageModel(keras.Model):
         for arg, value in (("units", units), ("layers", layers)):
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: `{arg}` must be a positive integer. Received: {value!r}")
+            bounds.check_size(name, arg, value)
+        if embedding_dim is not None:
+            bounds.check_size(name, "embedding_dim", embedding_dim)
+        bounds.check_size(name, "vocabulary_size", len(vocabulary))
         if not 0 <= dropout < 1:
             raise ValueError(f"{name}: `dropout` must be in [0, 1). Received: {dropout!r}")
         self.vocabulary = vocabulary
@@ -222,6 +228,9 @@ class WordLanguageModel(keras.Model):
         Returns:
             ``exp`` of the mean negative log-likelihood per predicted word.
         """
+        checks.check_positive_ints(
+            "perplexity", sequence_length=sequence_length, batch_size=batch_size
+        )
         words = textlib.read_words(path, self.lowercase, "perplexity", "path")
         return self.stream_perplexity(textlib.to_ids(words, self.vocabulary), sequence_length,
                                       batch_size)  # fmt: skip
@@ -236,6 +245,10 @@ class WordLanguageModel(keras.Model):
         Returns:
             A float.
         """
+        name = "stream_perplexity"
+        sequence_length, batch_size = checks.check_positive_ints(
+            name, sequence_length=sequence_length, batch_size=batch_size
+        )
         ids = np.asarray(ids, "int32")
         if len(ids) < 2:
             raise ValueError("stream_perplexity: `ids` needs at least two words")
@@ -271,6 +284,9 @@ class WordLanguageModel(keras.Model):
 
     @classmethod
     def from_config(cls, config):
+        config = dict(config)
+        bounds.check_config(cls.__name__, config)
+        bounds.check_size(cls.__name__, "vocabulary_size", len(config.get("vocabulary") or ()))
         return cls(**config)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from keras_seqmodels.language_model import text as textlib
 from keras_seqmodels.language_model.model import WordLanguageModel
+from keras_seqmodels.utils import validation as checks
 
 
 def train_language_model(
@@ -104,6 +105,10 @@ def train_language_model(
                        ("epochs", epochs)):  # fmt: skip
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name}: `{arg}` must be a positive integer. Received: {value!r}")
+    checks.check_positive_ints(
+        name, units=units, layers=layers, vocabulary_size=vocabulary_size, min_count=min_count
+    )
+    checks.check_positive_float(name, "learning_rate", learning_rate)
     words = textlib.read_words(train_path, lowercase, name, "train_path")  # >= 1 word + <eos>
     vocabulary = textlib.build_vocabulary(words, vocabulary_size, min_count)
     train_ids = textlib.to_ids(words, vocabulary)

@@ -5,7 +5,7 @@ import copy
 import keras
 from keras import ops
 
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import bounds, validation
 
 MERGE_MODES = ("concat", "sum", "mean", "product")
 # Keras's names for the same modes, accepted so code ports unchanged.
@@ -307,6 +307,7 @@ class Bidirectional(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
+        bounds.check_config(cls.__name__, config)
         config = dict(config)
         for key in ("layer", "backward_layer"):
             if config.get(key) is not None:

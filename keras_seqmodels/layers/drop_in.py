@@ -4,6 +4,7 @@ import keras
 import numpy as np
 
 from keras_seqmodels.layers.recurrent import Recurrent
+from keras_seqmodels.utils import bounds
 
 _USE_CUDNN = ("auto", True, False)
 
@@ -95,6 +96,7 @@ class DropInRecurrent(Recurrent):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
+        bounds.check_config(cls.__name__, config)
         return cls(**config)
 
 

@@ -5,7 +5,7 @@ from keras import ops
 
 from keras_seqmodels.layers.bidirectional import Bidirectional
 from keras_seqmodels.layers.recurrent import Recurrent
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import bounds, validation
 
 ARRANGEMENTS = ("renet", "plain")
 
@@ -245,6 +245,7 @@ class FourDirectional2D(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
+        bounds.check_config(cls.__name__, config)
         config = dict(config)
         for key in ("cell", "vertical_cell"):
             if config.get(key) is not None:

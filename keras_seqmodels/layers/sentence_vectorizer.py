@@ -89,9 +89,16 @@ class SentenceVectorizer(keras.layers.Layer):
             if self.lowercase
             else words.flat_values
         )
-        word_ids = words.with_flat_values(tf.cast(self.word_lookup(keys), tf.int32))
+        # A word or character is never empty here, so never the padding id 0;
+        # StringLookup maps "\0" to its mask id (the token would then be
+        # dropped as padding and get an empty tag): such a key is unknown (1).
+        word_ids = words.with_flat_values(
+            tf.maximum(tf.cast(self.word_lookup(keys), tf.int32), 1)
+        )
         chars = tf.strings.unicode_split(words.flat_values, "UTF-8")[:, : self.max_chars]
-        char_ids = chars.with_flat_values(tf.cast(self.char_lookup(chars.flat_values), tf.int32))
+        char_ids = chars.with_flat_values(
+            tf.maximum(tf.cast(self.char_lookup(chars.flat_values), tf.int32), 1)
+        )
         char_ids = words.with_flat_values(char_ids)
         word_ids, char_ids = word_ids.to_tensor(0), char_ids.to_tensor(0)
         # At least one (padding) word and character slot: a batch of empty or

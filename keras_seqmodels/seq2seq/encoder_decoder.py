@@ -6,7 +6,7 @@ from keras import ops
 from keras_seqmodels.seq2seq import decoding
 from keras_seqmodels.seq2seq.attention_decoder import AttentionDecoder
 from keras_seqmodels.seq2seq.recurrent_encoder import RecurrentEncoder
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import bounds, validation
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
@@ -251,4 +251,5 @@ class EncoderDecoder(keras.Model):
 
     @classmethod
     def from_config(cls, config):
+        bounds.check_config(cls.__name__, config)
         return cls(**config)

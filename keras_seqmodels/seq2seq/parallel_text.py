@@ -15,6 +15,8 @@ import numpy as np
 
 from keras_seqmodels.seq2seq import text
 from keras_seqmodels.training.batch_order import vary_first_two
+from keras_seqmodels.utils import bounds
+from keras_seqmodels.utils import validation as checks
 
 # Padded widths of the training batches: a handful of shapes, so the training
 # step is traced a handful of times instead of once per batch.
@@ -73,6 +75,14 @@ def _encode(translator, source, target, max_length):
     src = translator.encode_source(source).numpy()
     tgt = translator.encode_target(target).to_list()
     keep = [i for i, t in enumerate(tgt) if len(t) + 2 <= max_length + 1]
+    if not keep:
+        longest = max((len(t) for t in tgt), default=0)
+        raise ValueError(
+            f"train_translator: every one of the {len(tgt)} target sentence(s) is longer "
+            f"than max_length={max_length} pieces (the shortest has "
+            f"{min((len(t) for t in tgt), default=0)}, the longest {longest}); raise "
+            "`max_length` or give shorter sentences"
+        )
     src = src[keep]
     tgt = [tgt[i] for i in keep]
     width = max(len(t) for t in tgt) + 2
@@ -172,6 +182,17 @@ def train_translator(
     from keras_seqmodels.seq2seq.masked_sparse_crossentropy import MaskedSparseCrossentropy
     from keras_seqmodels.seq2seq.translator import Translator
 
+    name = "train_translator"
+    checks.check_positive_ints(
+        name, min_count=min_count, embedding_dim=embedding_dim, encoder_units=encoder_units,
+        decoder_units=decoder_units, epochs=epochs, batch_size=batch_size, beam_size=beam_size,
+        max_length=max_length,
+    )  # fmt: skip
+    # Sources are cut to 4 * max_length pieces when translating.
+    bounds.check_size(name, "max_length", max_length, bounds.LENGTH // 4, "sequence lengths")
+    if max_words is not None:
+        checks.check_positive_int(name, "max_words", max_words)
+    checks.check_positive_float(name, "learning_rate", learning_rate)
     source, target = read_parallel_text(source_path, target_path)
     src_vocab = text.build_vocabulary(source, min_count=min_count, max_words=max_words)
     tgt_vocab = text.build_vocabulary(target, min_count=min_count, max_words=max_words)

@@ -4,7 +4,7 @@ import keras
 
 from keras_seqmodels.seq2seq import text
 from keras_seqmodels.seq2seq.encoder_decoder import EncoderDecoder
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import bounds, validation
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
@@ -273,7 +273,8 @@ class Translator(keras.Model):
         Args:
             sentences: a list of ``str``.
             beam_size: 1 for greedy decoding (default: the model's).
-            batch_size: sentences per call of the compiled search.
+            batch_size: sentences per call of the compiled search; at most
+                ``4096 // beam_size`` (``bounds.MAX_HYPOTHESES``).
             progress: optional callable, given the number of sentences done
                 after each batch.
 
@@ -283,7 +284,14 @@ class Translator(keras.Model):
         import tensorflow as tf
 
         search = self.translation_function(beam_size)
-        batch_size = validation.check_positive_int(type(self).__name__, "batch_size", batch_size)
+        name = type(self).__name__
+        batch_size = validation.check_positive_int(name, "batch_size", batch_size)
+        beam = self.beam_size if beam_size is None else int(beam_size)
+        # Memory of one call grows with sentences x hypotheses x output length.
+        bounds.check_size(
+            f"{name}.translate (beam_size={beam})", "batch_size", batch_size,
+            bounds.MAX_HYPOTHESES // beam, "sentences x beam hypotheses per call",
+        )
         out = []
         for i in range(0, len(sentences), batch_size):
             batch = [str(s) for s in sentences[i : i + batch_size]]
@@ -331,6 +339,7 @@ class Translator(keras.Model):
 
     @classmethod
     def from_config(cls, config):
+        bounds.check_config(cls.__name__, config)
         config = dict(config)
         config["model"] = keras.saving.deserialize_keras_object(config["model"])
         return cls(**config)

@@ -21,6 +21,10 @@ def tag_sentences(model, sentences, pretokenized=False):
     Returns:
         A list with one entry per non-blank sentence (blank ones are left
         out), each a list of ``(token, tag)`` pairs.
+
+    Raises:
+        ValueError: the tagger gave a token no tag (the sentence and token
+            named); a tag is never empty.
     """
     import numpy as np
 
@@ -32,7 +36,14 @@ def tag_sentences(model, sentences, pretokenized=False):
     tags = np.asarray(
         model.predict_on_batch(np.array([" ".join(r) for r in rows], dtype=object))
     )
-    return [
-        list(zip(tokens, [t.decode("utf-8") for t in row[: len(tokens)]]))
-        for tokens, row in zip(rows, tags)
-    ]
+    out = []
+    for number, (tokens, row) in enumerate(zip(rows, tags), 1):
+        pairs = list(zip(tokens, [t.decode("utf-8") for t in row[: len(tokens)]]))
+        bad = [token for token, tag in pairs if not tag] + tokens[len(pairs) :]
+        if bad:  # a tag is never empty: a token the model dropped is an error
+            raise ValueError(
+                f"tag_sentences: sentence {number} (non-blank): the tagger gave no tag to "
+                f"the token {bad[0]!r}; remove control characters from the text"
+            )
+        out.append(pairs)
+    return out

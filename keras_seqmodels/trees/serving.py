@@ -10,6 +10,7 @@ import numpy as np
 from keras_seqmodels.trees.encoding import encode
 from keras_seqmodels.trees.ptb import parse_ptb
 from keras_seqmodels.trees.tree import lower_tokens
+from keras_seqmodels.utils.validation import check_positive_int
 
 
 def root_probabilities(model, trees, batch_size=64, lower=True):
@@ -20,6 +21,7 @@ def root_probabilities(model, trees, batch_size=64, lower=True):
         trees: ``Tree`` objects or bracketed strings (labels are ignored).
         lower: lower-case tokens first (the zoo model was trained so).
     """
+    batch_size = check_positive_int("root_probabilities", "batch_size", batch_size)
     trees = [parse_ptb(t) if isinstance(t, str) else t for t in trees]
     if lower:
         trees = [lower_tokens(t) for t in trees]

@@ -17,6 +17,7 @@ import warnings
 from keras_seqmodels.data.lines import iter_lines
 from keras_seqmodels.trees.ptb import parse_ptb
 from keras_seqmodels.trees.tree import TreeError, lower_tokens
+from keras_seqmodels.utils import validation as checks
 
 _FORM = "one bracketed tree per line, a label on every node, e.g. (3 (2 it) (4 (3 works) (2 .)))"
 
@@ -181,6 +182,12 @@ def train_tree_classifier(
             "batches are tf.data, so it trains on the TensorFlow backend only. "
             f"Received: KERAS_BACKEND={keras.backend.backend()!r}"
         )
+    checks.check_positive_ints(
+        name, epochs=epochs, batch_size=batch_size, embedding_dim=embedding_dim, units=units,
+        min_count=min_count,
+    )  # fmt: skip
+    checks.check_rate(name, "dropout", dropout)
+    checks.check_positive_float(name, "learning_rate", learning_rate)
     train = read_labelled_trees(train_path, name)
     validation = None if validation_path is None else read_labelled_trees(validation_path, name)
     labels = sorted({x for t in train for x in t.labels if x is not None})

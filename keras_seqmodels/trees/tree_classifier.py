@@ -3,6 +3,8 @@
 import keras
 import numpy as np
 
+from keras_seqmodels.utils import bounds
+
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
 class TreeClassifier(keras.Model):
@@ -135,6 +137,7 @@ class TreeClassifier(keras.Model):
 
     @classmethod
     def from_config(cls, config):
+        bounds.check_config(cls.__name__, config)
         config = dict(config)
         config["network"] = keras.saving.deserialize_keras_object(config["network"])
         return cls(**config)

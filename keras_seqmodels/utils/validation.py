@@ -8,6 +8,8 @@ import numbers
 
 from keras import backend
 
+from keras_seqmodels.utils import bounds
+
 
 def is_int(value):
     """True for Python and NumPy integers (``np.int64(8)``), not for bools."""
@@ -25,7 +27,35 @@ def check_positive_int(layer_name, arg_name, value):
         raise ValueError(
             f"{layer_name}: `{arg_name}` must be a positive integer. Received: {arg_name}={value!r}"
         )
+    # A size-like argument (units, layers, beam_size, ...) also has an upper
+    # bound, so a crafted config cannot make the constructor allocate without
+    # limit (keras_seqmodels.utils.bounds).
+    bounds.check_size(layer_name, arg_name, value)
     return int(value)
+
+
+def check_positive_ints(caller, **values):
+    """Each keyword a positive integer (and within its size limit, if it has
+    one); returns the values as Python ints, in order.
+
+    For the numeric arguments of an entry point (``epochs``, ``batch_size``,
+    ``min_count``, ...), checked before any file is read:
+
+    >>> check_positive_ints("train_x", epochs=2, batch_size=32)
+    [2, 32]
+    """
+    return [check_positive_int(caller, arg, value) for arg, value in values.items()]
+
+
+def check_positive_float(caller, arg_name, value):
+    """``value`` as a ``float`` if it is a finite number > 0 (a learning rate)."""
+    import math
+
+    if not is_real(value) or not math.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"{caller}: `{arg_name}` must be a finite number > 0. Received: {arg_name}={value!r}"
+        )
+    return float(value)
 
 
 def check_cell_instance(layer_name, arg_name, value):

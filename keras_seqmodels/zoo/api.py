@@ -217,20 +217,59 @@ def artifact_path(name):
     return _locate(name, entry["artifact"], entry["sha256"])
 
 
-def read_verified(path, expected_sha256, what):
-    """The bytes of ``path``, read once, after checking their SHA-256.
+# Largest file the resolver reads when the index records no size (assets).
+MAX_ASSET_BYTES = 256 << 20
+# Largest artifact, whatever the index records.
+MAX_ARTIFACT_BYTES = 2 << 30
 
-    The caller uses the returned bytes, never the path again, so a file
-    replaced after this read cannot be used unchecked.
+
+def read_verified(path, expected_sha256, what, size_bytes=None):
+    """The bytes of ``path``, read once, after checking their size and SHA-256.
+
+    The size is checked first, on the open file (``fstat``, a symbolic link
+    followed), against ``size_bytes`` (what the index records) or, without
+    one, ``MAX_ASSET_BYTES``; a larger file is refused before a byte of it is
+    read, and no more than the allowed size is ever read. The caller uses the
+    returned bytes, never the path again, so a file replaced after this read
+    cannot be used unchecked.
 
     Raises:
-        ArtifactError: missing file or checksum mismatch (``what`` names it).
+        ArtifactError: missing file, wrong size or checksum mismatch
+            (``what`` names it).
     """
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            actual_size = os.fstat(f.fileno()).st_size
+            if size_bytes is not None:
+                limit = min(int(size_bytes), MAX_ARTIFACT_BYTES)
+                if actual_size != size_bytes:
+                    raise ArtifactError(
+                        f"keras_seqmodels.zoo: refusing {what}: {path} is {actual_size:,} "
+                        f"bytes, but the zoo index records {size_bytes:,}; the file was not "
+                        "read. Restore it (git checkout, or delete it from the download cache)."
+                    )
+                if actual_size > MAX_ARTIFACT_BYTES:
+                    raise ArtifactError(
+                        f"keras_seqmodels.zoo: refusing {what}: {path} is {actual_size:,} "
+                        f"bytes, over the {MAX_ARTIFACT_BYTES:,}-byte limit on an artifact; "
+                        "the file was not read."
+                    )
+            else:
+                limit = MAX_ASSET_BYTES
+                if actual_size > limit:
+                    raise ArtifactError(
+                        f"keras_seqmodels.zoo: refusing {what}: {path} is {actual_size:,} "
+                        f"bytes, over the {limit:,}-byte limit on a file the index records "
+                        "no size for; the file was not read."
+                    )
+            data = f.read(limit + 1)
     except FileNotFoundError:
         raise ArtifactError(f"keras_seqmodels.zoo: {what} not found at {path}") from None
+    if len(data) > limit:
+        raise ArtifactError(
+            f"keras_seqmodels.zoo: refusing {what}: {path} grew past {limit:,} bytes while "
+            "it was read"
+        )
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected_sha256:
         raise ArtifactError(
@@ -273,7 +312,9 @@ def read_asset(name, key):
     """
     asset = _asset(name, key)
     path = _locate(name, asset["file"], asset["sha256"], f"asset {key!r}")
-    return read_verified(path, asset["sha256"], f"asset {key!r} of {name!r}")
+    return read_verified(
+        path, asset["sha256"], f"asset {key!r} of {name!r}", asset.get("size_bytes")
+    )
 
 
 def asset_path(name, key):
@@ -300,7 +341,7 @@ def asset_path(name, key):
     """
     asset = _asset(name, key)
     path = _locate(name, asset["file"], asset["sha256"], f"asset {key!r}")
-    read_verified(path, asset["sha256"], f"asset {key!r} of {name!r}")
+    read_verified(path, asset["sha256"], f"asset {key!r} of {name!r}", asset.get("size_bytes"))
     return path
 
 
@@ -312,13 +353,14 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
-def verify_artifact(path, expected_sha256, name="model"):
-    """Check an artifact exists, matches its checksum and is a readable zip.
+def verify_artifact(path, expected_sha256, name="model", size_bytes=None):
+    """Check an artifact exists, has its recorded size (checked before it is
+    read), matches its checksum and is a readable zip.
 
     Returns:
         The file's bytes (read once; load from these, not from ``path``).
     """
-    data = read_verified(path, expected_sha256, f"to load {name!r}")
+    data = read_verified(path, expected_sha256, f"to load {name!r}", size_bytes)
     if not zipfile.is_zipfile(io.BytesIO(data)):
         raise ArtifactError(
             f"keras_seqmodels.zoo: {path} is not a valid .keras archive (truncated or corrupt)."
@@ -336,7 +378,9 @@ def load_keras_bytes(data, compile=False):
     import keras
 
     import keras_seqmodels  # noqa: F401  (registers the package's classes)
+    from keras_seqmodels.utils.bounds import check_keras_file
 
+    check_keras_file("the model file", data)  # sizes in its config bounded first
     with tempfile.TemporaryDirectory(prefix="keras_seqmodels-zoo-") as private:
         path = os.path.join(private, "model.keras")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -369,7 +413,8 @@ def load_model(name, compile=False):
     (None, 10)
     """
     path = artifact_path(name)
-    data = verify_artifact(path, _entry(name)["sha256"], name)
+    entry = _entry(name)
+    data = verify_artifact(path, entry["sha256"], name, entry.get("size_bytes"))
     try:
         return load_keras_bytes(data, compile=compile)
     except Exception as err:  # re-raised with the model's name

@@ -182,5 +182,5 @@ def test_other_bad_inputs_name_the_function_and_the_file(tmp_path):
     with pytest.raises(ValueError, match=r"`batch_size` must be a positive integer"):
         train_tagger(str(good), batch_size=0)
     (tmp_path / "latin1.conllu").write_bytes(WORD.replace("Dogs", "Caf\xe9").encode("latin-1"))
-    with pytest.raises(ValueError, match=r"train_tagger: .*latin1\.conllu is not UTF-8"):
+    with pytest.raises(ValueError, match=r"train_tagger: .*latin1\.conllu, line \d+: not UTF-8"):
         train_tagger(str(tmp_path / "latin1.conllu"))

@@ -12,6 +12,7 @@ import time
 import keras
 
 from keras_seqmodels.training.fault_tolerance import AtomicBackupAndRestore
+from keras_seqmodels.utils.bounds import check_keras_file
 from keras_seqmodels.zoo.framework import arguments, distribution, ensemble
 from keras_seqmodels.zoo.framework.callbacks import (
     BestCheckpoint,
@@ -158,6 +159,7 @@ def _package_only(recipe, args, config, data_dir):
     if os.path.isfile(os.path.join(source, "history.csv")):
         record.setdefault("run", _shown(source))
     # Measured on a copy: what ships is the file as loaded, never compiled.
+    check_keras_file(args.init_from)  # sizes in its config bounded first
     measured = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
     measured.compile(**_compile_options(recipe, config))
     data = recipe.load_data(data_dir, "validation", args.smoke, config)
@@ -257,10 +259,57 @@ def _verbosity(verbose):
     return 1 if sys.stdout.isatty() else 2
 
 
+def _check_work_dir(recipe, work_dir, config):
+    """Refuse a work folder holding a run of another model or of other options.
+
+    Its backup would be restored into this run (a resume); Keras would warn
+    about mismatched weights and then fail, or mix two runs. Options that do
+    not change the run (``data_dir``) may differ.
+    """
+    state = [os.path.join(work_dir, "backup"), os.path.join(work_dir, "best.keras")]
+    if not any(os.path.isdir(p) and os.listdir(p) or os.path.isfile(p) for p in state):
+        return  # nothing to resume: the folder is reused from scratch
+    recorded = {}
+    for name in ("run.json", "config.json"):
+        path = os.path.join(work_dir, name)
+        if os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    recorded[name] = json.load(f)
+            except (OSError, ValueError):
+                recorded[name] = None
+    model = (recorded.get("run.json") or {}).get("model")
+    again = f"give another --work-dir, or delete {work_dir} to start over"
+    if model is not None and model != recipe.name:
+        raise ValueError(
+            f"{recipe.name}: --work-dir {work_dir} holds a run of the model {model!r}; {again}"
+        )
+    before = recorded.get("config.json")
+    if not isinstance(before, dict):
+        return
+    ignore = {"data_dir"}
+    keys = sorted((set(before) | set(config)) - ignore)
+    now = json.loads(json.dumps(config))  # as it would be written
+    changed = [k for k in keys if before.get(k, "(none)") != now.get(k, "(none)")]
+    if changed:
+        shown = ", ".join(
+            f"{k}: {before.get(k, '(none)')!r} there, {now.get(k, '(none)')!r} now"
+            for k in changed[:5]
+        )
+        raise ValueError(
+            f"{recipe.name}: --work-dir {work_dir} holds a run with other options ({shown}"
+            f"{', ...' if len(changed) > 5 else ''}); resuming it would mix the two runs; "
+            f"{again}"
+        )
+
+
 def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
+    _check_work_dir(recipe, work_dir, config)
     os.makedirs(work_dir, exist_ok=True)
     with open(os.path.join(work_dir, "config.json"), "w", encoding="utf-8") as f:
         json.dump(config, f, indent=1, sort_keys=True)
+    with open(os.path.join(work_dir, "run.json"), "w", encoding="utf-8") as f:
+        json.dump({"model": recipe.name}, f)
     keras.utils.set_random_seed(config["seed"])
     train_data = recipe.load_data(data_dir, "train", args.smoke, config)
     validation = recipe.load_data(data_dir, "validation", args.smoke, config)
@@ -271,6 +320,7 @@ def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
             options.setdefault("jit_compile", False)
         setup.compile(model, **options)
         if args.init_from:
+            check_keras_file(args.init_from)
             source = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
             model.set_weights(source.get_weights())
         if recipe.prepare is not None:
@@ -307,6 +357,7 @@ def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
 def load_model(recipe, path=None):
     """``path`` (a ``.keras`` file), or the shipped artifact (checked)."""
     if path:
+        check_keras_file(path)  # sizes in its config bounded first
         return keras.saving.load_model(path, compile=False, safe_mode=True)
     from keras_seqmodels import zoo
 
