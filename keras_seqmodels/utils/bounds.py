@@ -44,6 +44,8 @@ CHARACTERS = 1_024  # characters per word of a character encoder
 MAX_LAYERS = 2_048  # layer configs in one model file
 MAX_NESTING = 64  # nested layer configs (a cell in a layer in a model ...)
 MAX_CONFIG_BYTES = 64 << 20  # config.json inside a .keras archive
+# Weights a config may build beyond the bytes of weights its file holds.
+WEIGHTS_SLACK = 16 << 20
 # A translation request: sentences x beam hypotheses searched at once.
 MAX_HYPOTHESES = 4_096
 
@@ -205,10 +207,85 @@ def check_model_config(config, source="model config"):
     return config
 
 
+def estimated_weights(config):
+    """A lower bound on the number of weights a serialized model builds.
+
+    Counted where a config alone tells: an embedding's ``input_dim`` x
+    ``output_dim``; a layer's ``units`` x the last dimension of its recorded
+    input shape; a recurrent cell's ``units`` x ``units`` (its recurrent
+    kernel, which the real cell has several of).
+    """
+    total = 0
+    stack = [config]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        stack.extend(node.values())
+        layer = node.get("config")
+        if "class_name" not in node or not isinstance(layer, dict):
+            continue
+        for rows, width in _EMBEDDINGS:
+            total += _product(layer.get(rows), layer.get(width))
+        for count, units in _STACKS + (("layers", "units"),) * (node["class_name"] == _LM):
+            total += _product(layer.get(count), layer.get(units), layer.get(units))
+        if node["class_name"] == _LM and isinstance(layer.get("vocabulary"), list):
+            width = layer.get("embedding_dim") or layer.get("units")
+            total += _product(len(layer["vocabulary"]), width)
+        units = _number(layer.get("units"))
+        if not units or not 0 < units < float("inf"):
+            continue
+        shape = (node.get("build_config") or {}).get("input_shape")
+        if isinstance(shape, list) and shape and isinstance(shape[-1], int) and shape[-1] > 0:
+            total += int(units) * shape[-1]
+        if "recurrent_initializer" in layer:
+            total += int(units) * int(units)
+    return total
+
+
+# Keys of one config whose product is a lower bound on its weights: an
+# embedding (rows x width), stacked recurrent layers (layers x units x units).
+_EMBEDDINGS = (
+    ("input_dim", "output_dim"),
+    ("vocab_size", "embed_dim"),
+    ("source_vocabulary_size", "embedding_dim"),
+    ("target_vocabulary_size", "embedding_dim"),
+)
+_STACKS = (("encoder_layers", "encoder_units"), ("decoder_layers", "decoder_units"))
+_LM = "WordLanguageModel"
+
+
+def _product(*values):
+    """The product of the numbers given (0 unless each is a positive number)."""
+    numbers_ = [_number(v) for v in values if v is not None]
+    if len(numbers_) < 2 or not all(n and 0 < n < float("inf") for n in numbers_):
+        return 0
+    out = 1
+    for n in numbers_:
+        out *= int(n)
+    return out
+
+
+def _check_weights_size(source, config, weights_bytes):
+    """A config that builds more weights than its file has bytes of weights is
+    crafted (or truncated): every saved weight takes at least one byte."""
+    need = estimated_weights(config)
+    if need > weights_bytes + WEIGHTS_SLACK:
+        raise ValueError(
+            f"{source}: its config builds at least {need:,} weights, but the file holds "
+            f"{weights_bytes:,} bytes of weights; refusing to build it (a crafted or "
+            "truncated file)"
+        )
+
+
 def read_keras_config(source, data=None):
     """The parsed config.json of a ``.keras`` archive (a path, or its bytes as
-    ``data``), read with its size bounded; ``ValueError`` naming ``source``
-    if it is not a ``.keras`` archive."""
+    ``data``), read with its size bounded, and the bytes of its weights files
+    (None if it has none); ``ValueError`` naming ``source`` if it is not a
+    ``.keras`` archive."""
     import io
 
     try:
@@ -226,6 +303,7 @@ def read_keras_config(source, data=None):
                 )
             with archive.open(entry) as f:
                 text = f.read(MAX_CONFIG_BYTES + 1)
+            weights = [i.file_size for i in archive.infolist() if i.filename.endswith(".h5")]
     except (zipfile.BadZipFile, OSError, EOFError) as err:
         if isinstance(err, FileNotFoundError):
             raise
@@ -236,9 +314,10 @@ def read_keras_config(source, data=None):
             "limit); refusing to read it"
         )
     try:
-        return json.loads(text)
+        config = json.loads(text)
     except (ValueError, RecursionError) as err:
         raise ValueError(f"{source}: config.json is not valid JSON ({err})") from None
+    return config, (sum(weights) if weights else None)
 
 
 def check_keras_file(source, data=None):
@@ -249,8 +328,13 @@ def check_keras_file(source, data=None):
         data: the file's bytes, if already read.
 
     Raises:
-        ValueError: the file is not a ``.keras`` archive, or a size in its
+        ValueError: the file is not a ``.keras`` archive, a size in its
             config is over its limit (the message names the file, the layer,
-            the argument and the allowed range).
+            the argument and the allowed range), or its config builds more
+            weights than the file holds bytes of weights (so memory is bounded
+            by the file's size).
     """
-    check_model_config(read_keras_config(source, data), str(source))
+    config, weights_bytes = read_keras_config(source, data)
+    check_model_config(config, str(source))
+    if weights_bytes is not None:
+        _check_weights_size(str(source), config, weights_bytes)

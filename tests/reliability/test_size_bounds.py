@@ -160,6 +160,45 @@ def test_crafted_units_refused_by_keras_load_model_too(good_file, tmp_path):
     assert time.perf_counter() - start < 30
 
 
+@FAST
+@given(
+    rows=st.integers(1, bounds.VOCABULARY),
+    width=st.integers(1, bounds.WIDTH),
+)
+def test_config_building_more_weights_than_the_file_holds_is_refused(
+    tmp_path_factory, rows, width
+):
+    """Each size within its limit, but together more weights than the file
+    has bytes: refused (memory is bounded by the file's size)."""
+    path = tmp_path_factory.mktemp("e") / "embedding.keras"
+    inputs = keras.Input((3,), dtype="int32")
+    keras.Model(inputs, keras.layers.Embedding(5, 2, name="emb")(inputs)).save(path)
+    rewrite_config(path, lambda c: set_key(c, "input_dim", rows) + set_key(c, "output_dim", width))
+    with zipfile.ZipFile(path) as archive:
+        weights = sum(i.file_size for i in archive.infolist() if i.filename.endswith(".h5"))
+    if rows * width > weights + bounds.WEIGHTS_SLACK:
+        with pytest.raises(ValueError, match=f"builds at least {rows * width:,} weights, but"):
+            bounds.check_keras_file(str(path))
+    else:
+        bounds.check_keras_file(str(path))
+
+
+ZOO_FILES = sorted(
+    os.path.join(root, name)
+    for root, _, names in os.walk(os.path.join(os.path.dirname(api.ZOO_DIR), "..", "zoo"))
+    for name in names
+    if name.endswith(".keras")
+)
+
+
+@pytest.mark.parametrize("path", ZOO_FILES, ids=os.path.basename)
+def test_every_zoo_file_passes_the_check(path):
+    """No real model is refused: the limits sit far above the zoo's sizes."""
+    config, weights = bounds.read_keras_config(path)
+    bounds.check_keras_file(path)
+    assert 0 < bounds.estimated_weights(config) <= weights
+
+
 def test_good_file_passes_the_check(good_file):
     bounds.check_keras_file(str(good_file))
     assert keras.saving.load_model(good_file).output_shape == (None, 4)
