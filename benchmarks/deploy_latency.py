@@ -27,9 +27,9 @@ over 16 random sequences.
 
     python benchmarks/deploy_latency.py                 # the table
     python benchmarks/deploy_latency.py --length 20 --units 32 --rounds 2   # quick
-    python benchmarks/deploy_latency.py --ptb   # also ptb-lstm's test perplexity
+    python benchmarks/deploy_latency.py --ptb   # also ptb-lstm-small's test perplexity
 
-``--ptb``: the ``ptb-lstm`` zoo network as LiteRT float32, dynamic and int8
+``--ptb``: the ``ptb-lstm-small`` zoo network as LiteRT float32, dynamic and int8
 (calibrated on 256 windows of the training text), its test-set perplexity
 through the LiteRT interpreter by the protocol of
 ``WordLanguageModel.perplexity`` (windows of 35 words from zero states, 32
@@ -57,14 +57,14 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--ptb", action="store_true", help="also ptb-lstm's perplexity")
+    parser.add_argument("--ptb", action="store_true", help="also ptb-lstm-small's perplexity")
     default_data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
     parser.add_argument("--data-dir", default=default_data)
     return parser.parse_args(argv)
 
 
 def ptb_perplexity(args, window=35, batch=32):
-    """Test perplexity of ptb-lstm as Keras and as LiteRT float32 / dynamic / int8."""
+    """Test perplexity of ptb-lstm-small as Keras and as LiteRT float32 / dynamic / int8."""
     import math
 
     import numpy as np
@@ -74,8 +74,8 @@ def ptb_perplexity(args, window=35, batch=32):
     from keras_seqmodels.export.litert_export import run_litert
     from keras_seqmodels.language_model import text
 
-    vocabulary = zoo.load("ptb-lstm").vocabulary  # the task: text is lower-cased
-    network = zoo.load_model("ptb-lstm")
+    vocabulary = zoo.load("ptb-lstm-small").vocabulary  # the task: text is lower-cased
+    network = zoo.load_model("ptb-lstm-small")
     folder = os.path.join(args.data_dir, "ptb")
 
     def windows(name):
@@ -123,7 +123,7 @@ def ptb_perplexity(args, window=35, batch=32):
     finally:
         shutil.rmtree(out, ignore_errors=True)
     reference = results[1][2]
-    print(f"\nptb-lstm test perplexity ({n} predicted words; windows of {window})\n")
+    print(f"\nptb-lstm-small test perplexity ({n} predicted words; windows of {window})\n")
     print("| model | file KiB | x float file | perplexity | vs LiteRT float32 |")
     print("|---|---:|---:|---:|---:|")
     for name, size, value in results:

@@ -1,4 +1,4 @@
-"""``seqmodels generate`` cost: wall seconds of ``sample`` on the shipped ptb-lstm.
+"""``seqmodels generate`` cost: wall seconds of ``sample`` on the shipped ptb-lstm-small.
 
 Times ``keras_seqmodels.cli.generate_commands.sample`` (the prompt once, then
 one word per step with the LSTM states carried) and, with ``--baseline FILE``,
@@ -37,8 +37,8 @@ def main(argv=None):
     from keras_seqmodels import zoo
     from keras_seqmodels.cli import generate_commands
 
-    model = zoo.load("ptb-lstm").model
-    with open(zoo.asset_path("ptb-lstm", "vocabulary"), encoding="utf-8") as f:
+    model = zoo.load("ptb-lstm-small").model
+    with open(zoo.asset_path("ptb-lstm-small", "vocabulary"), encoding="utf-8") as f:
         vocabulary = [line.rstrip("\n") for line in f if line.rstrip("\n")]
     samplers = {"incremental": generate_commands.sample}
     if args.baseline:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from keras_seqmodels.language_model import decoding, text
+from keras_seqmodels.zoo import framework
 from keras_seqmodels.zoo.models.ptb_lstm import network
 
 # Written for this test in the style of Mikolov's PTB preprocessing (lower
@@ -245,20 +246,53 @@ def test_variant_options_train_package_and_evaluate(tmp_path, capsys):
     assert np.isfinite(result["perplexity"]) and result["perplexity"] > 1
 
 
-# --- The shipped artifact --------------------------------------------------
+def test_package_only_scores_validation_and_stores_half_weights(tmp_path, capsys):
+    # --epochs 0 --init-from FILE: the recipe has no validation data for
+    # fit (its callback scores validation), so packaging scores it the way
+    # `seqmodels evaluate` does.
+    from keras_seqmodels.cli.main import main
 
-# The shipped model's perplexity on SENTENCES is MEASURED (zoo/ptb-lstm/card.md);
+    small = ["--units", "8", "--batch-size", "4", "--bptt", "5", "--verbose", "0", "--smoke"]
+    trained, packaged = tmp_path / "run", tmp_path / "half"
+    assert main(["train", "ptb-lstm", "--epochs", "1", "--work-dir", str(trained), *small]) == 0
+    capsys.readouterr()
+    assert main(["train", "ptb-lstm", "--epochs", "0", "--init-from",
+                 str(trained / "ptb-lstm.keras"), "--weights-dtype", "float16",
+                 "--work-dir", str(packaged), *small]) == 0  # fmt: skip
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["weights_dtype"] == "float16"
+    assert np.isfinite(record["value"]) and record["value"] > 1
+    full = keras.saving.load_model(trained / "ptb-lstm.keras", compile=False)
+    half = keras.saving.load_model(packaged / "ptb-lstm.keras", compile=False)
+    for a, b in zip(full.get_weights(), half.get_weights()):
+        np.testing.assert_array_equal(b, a.astype("float16").astype("float32"))
+
+
+def test_small_recipe_is_the_same_network_at_the_small_size():
+    from keras_seqmodels.zoo.models import spec
+
+    medium, small = (framework.Recipe.from_module(spec(n).recipe_module())
+                     for n in ("ptb-lstm", "ptb-lstm-small"))  # fmt: skip
+    assert (medium.name, small.name) == ("ptb-lstm", "ptb-lstm-small")
+    assert (medium.config["units"], small.config["units"]) == (650, 200)
+    assert medium.build_model is small.build_model and medium.evaluate is small.evaluate
+    assert spec("ptb-lstm-small").task_class() is spec("ptb-lstm").task_class()
+
+
+# --- The shipped artifacts -------------------------------------------------
+
+# The shipped models' perplexity on SENTENCES is MEASURED (their cards);
 # a model that ignores the context (unigram level, ~690 on PTB valid) is far above.
 FLOOR = 40.0
 
 
-@pytest.fixture(scope="module")
-def shipped(recipe):
+@pytest.fixture(scope="module", params=["ptb-lstm", "ptb-lstm-small"])
+def shipped(recipe, request):
     from keras_seqmodels import zoo
 
-    model = zoo.load("ptb-lstm").model
-    vocab = recipe.load_vocabulary(zoo.asset_path("ptb-lstm", "vocabulary"))
-    return model, vocab
+    model = zoo.load(request.param).model
+    vocab = recipe.load_vocabulary(zoo.asset_path(request.param, "vocabulary"))
+    return model, vocab, request.param
 
 
 def _sentence_perplexity(recipe, model, vocab, sentences):
@@ -268,7 +302,7 @@ def _sentence_perplexity(recipe, model, vocab, sentences):
 
 
 def test_shipped_model_perplexity_floor_on_written_sentences(recipe, shipped):
-    model, vocab = shipped
+    model, vocab, _ = shipped
     assert len(vocab) == 10000 and vocab[:3] == ["the", "<unk>", "<eos>"]
     ppl = _sentence_perplexity(recipe, model, vocab, SENTENCES)
     assert ppl < FLOOR
@@ -279,7 +313,7 @@ def test_shipped_model_perplexity_floor_on_written_sentences(recipe, shipped):
 
 
 def test_shipped_model_keras_round_trip_is_unchanged(shipped, tmp_path):
-    model, vocab = shipped
+    model, vocab, _ = shipped
     ids = np.array([[vocab.index(w) for w in "the company said it".split()]], "int32")
     path = str(tmp_path / "ptb.keras")
     model.save(path)
@@ -292,7 +326,7 @@ def test_generate_command_samples_from_the_shipped_model(shipped, capsys):
     temperature are tested above on a small model)."""
     from keras_seqmodels.cli.main import main
 
-    argv = ["generate", "ptb-lstm", "--prompt", "the company", "--length", "30"]
+    argv = ["generate", shipped[2], "--prompt", "the company", "--length", "30"]
     assert main([*argv, "--temperature", "0.8", "--seed", "1"]) == 0
     words = capsys.readouterr().out.split()  # <eos> is printed as a line break
     assert words[:2] == ["the", "company"] and 2 < len(words) <= 32

@@ -176,6 +176,13 @@ def parser_for(recipe, action):
         )
         parser.add_argument("--init-from", default=None, help="start from this .keras file")
         parser.add_argument(
+            "--weights-dtype",
+            choices=("float32", "float16"),
+            default="float32",
+            help="dtype of the weights stored in the packaged WORK_DIR/NAME.keras "
+            "(float16: half the file, loaded and run in float32)",
+        )
+        parser.add_argument(
             "--export",
             default=None,
             metavar="DIR",

@@ -13,6 +13,7 @@ import keras
 
 from keras_seqmodels.training.fault_tolerance import AtomicBackupAndRestore
 from keras_seqmodels.utils.bounds import check_keras_file
+from keras_seqmodels.utils.weights_dtype import store_weights_as
 from keras_seqmodels.zoo.framework import arguments, distribution, ensemble
 from keras_seqmodels.zoo.framework.callbacks import (
     BestCheckpoint,
@@ -126,6 +127,10 @@ def _package_and_save(recipe, args, model, config, record):
             return _finish(recipe, args, path, dict(record, packaged=False))
     best = os.path.join(args.work_dir, f"{recipe.name}.keras")
     model.save(best)
+    weights_dtype = getattr(args, "weights_dtype", "float32")
+    if weights_dtype != "float32":
+        store_weights_as(best, weights_dtype)
+        record = dict(record, weights_dtype=weights_dtype)
     return _finish(recipe, args, best, record)
 
 
@@ -163,7 +168,15 @@ def _package_only(recipe, args, config, data_dir):
     measured = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
     measured.compile(**_compile_options(recipe, config))
     data = recipe.load_data(data_dir, "validation", args.smoke, config)
-    metrics = _measure(measured, data, config.get("batch_size", 32))
+    if data is None and recipe.evaluate is not None:
+        # No validation data for fit: the recipe scores validation itself
+        # (in a callback during training), as `seqmodels evaluate` does.
+        scored = dict(config, split="validation", data_dir=data_dir, model=args.init_from)
+        load = recipe.evaluation_data or recipe.load_data
+        data = load(data_dir, "validation", args.smoke, scored)
+        metrics = recipe.evaluate(measured, data, scored)
+    else:
+        metrics = _measure(measured, data, config.get("batch_size", 32))
     key = monitor[len("val_") :] if monitor.startswith("val_") else monitor
     record["value"] = float(metrics[key]) if key in metrics else None
     with open(os.path.join(args.work_dir, "best.json"), "w", encoding="utf-8") as f:

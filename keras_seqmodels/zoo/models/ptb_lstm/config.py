@@ -1,7 +1,10 @@
-"""Training configuration of ptb-lstm: Zaremba et al.'s "small" setting with
-dropout 0.2 and the rate halved after epoch 5 (the shipped model's)."""
+"""Training configurations of the PTB language models. ``CONFIG``
+(``ptb-lstm``): Zaremba et al.'s "medium" setting (2 x 650, windows of 35,
+dropout 0.5, the rate divided by 1.2 every epoch after epoch 6, 39 epochs)
+with tied input and output embeddings. ``SMALL_CONFIG`` (``ptb-lstm-small``):
+their "small" size with dropout 0.2, the rate halved after epoch 5, tied."""
 
-CONFIG = {
+SMALL_CONFIG = {
     "epochs": 13,
     "batch_size": 20,  # rows of the stream
     "seed": 20,
@@ -14,12 +17,22 @@ CONFIG = {
     "decay_after": 5,  # the rate decays every epoch after this one
     "clip": 5.0,  # global gradient-norm clip
     "init_scale": 0.1,
-    # Variants, off in the shipped model (network.build_model): one dropout
-    # mask per row and window (Gal & Ghahramani), dropout on h(t-1), and the
-    # logits tied to the embedding (Press & Wolf).
+    # Variants (network.build_model): one dropout mask per row and window
+    # (Gal & Ghahramani) and dropout on h(t-1), both off in the shipped
+    # models; the logits tied to the embedding (Press & Wolf), on in both.
     "variational": False,
     "recurrent_dropout": 0.0,
-    "tie_weights": False,
+    "tie_weights": True,
 }
+CONFIG = dict(
+    SMALL_CONFIG,
+    epochs=39,
+    units=650,
+    dropout=0.5,
+    bptt=35,
+    decay=0.8333333,  # 1 / 1.2
+    decay_after=6,
+    init_scale=0.05,
+)
 SPLITS = {"train": "train", "validation": "valid", "test": "test"}
 SMOKE_WORDS = 40  # the smoke stream's vocabulary
