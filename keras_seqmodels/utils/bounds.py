@@ -44,6 +44,9 @@ CHARACTERS = 1_024  # characters per word of a character encoder
 MAX_LAYERS = 2_048  # layer configs in one model file
 MAX_NESTING = 64  # nested layer configs (a cell in a layer in a model ...)
 MAX_CONFIG_BYTES = 64 << 20  # config.json inside a .keras archive
+# How far the entries of a .keras archive may unpack (saved weights hardly
+# compress; a zip bomb does), beyond MAX_CONFIG_BYTES.
+MAX_UNPACK_RATIO = 100
 # Weights a config may build beyond the bytes of weights its file holds.
 WEIGHTS_SLACK = 16 << 20
 # A translation request: sentences x beam hypotheses searched at once.
@@ -304,6 +307,14 @@ def read_keras_config(source, data=None):
             with archive.open(entry) as f:
                 text = f.read(MAX_CONFIG_BYTES + 1)
             weights = [i.file_size for i in archive.infolist() if i.filename.endswith(".h5")]
+            unpacked = sum(i.file_size for i in archive.infolist())
+            packed = sum(i.compress_size for i in archive.infolist())
+            if unpacked > MAX_UNPACK_RATIO * packed + MAX_CONFIG_BYTES:
+                raise ValueError(
+                    f"{source}: its contents unpack to {unpacked:,} bytes, more than "
+                    f"{MAX_UNPACK_RATIO} times their {packed:,} packed bytes (a keras_seqmodels "
+                    "limit: saved weights hardly compress); refusing to read it"
+                )
     except (zipfile.BadZipFile, OSError, EOFError) as err:
         if isinstance(err, FileNotFoundError):
             raise

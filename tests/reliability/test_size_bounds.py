@@ -183,6 +183,20 @@ def test_config_building_more_weights_than_the_file_holds_is_refused(
         bounds.check_keras_file(str(path))
 
 
+def test_weights_that_unpack_far_beyond_the_file_are_refused(good_file, tmp_path):
+    """A zip bomb: the weights entry claims many times the bytes it is packed in."""
+    path = tmp_path / "bomb.keras"
+    with zipfile.ZipFile(good_file) as archive:
+        entries = {n: archive.read(n) for n in archive.namelist()}
+    entries["model.weights.h5"] = bytes(80 << 20)  # 80 MiB of zeros, packs to ~80 kB
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    assert path.stat().st_size < 1 << 20
+    with pytest.raises(ValueError, match=r"bomb\.keras: its contents unpack to [\d,]+ bytes"):
+        bounds.check_keras_file(str(path))
+
+
 ZOO_FILES = sorted(
     os.path.join(root, name)
     for root, _, names in os.walk(os.path.join(os.path.dirname(api.ZOO_DIR), "..", "zoo"))
