@@ -254,6 +254,19 @@ def test_work_dir_of_another_model_is_refused(tmp_path):
         _check_work_dir(types.SimpleNamespace(name="ptb-lstm"), work, {"units": 1})
 
 
+def test_reused_work_dir_is_one_line_before_any_keras_warning(tmp_path, capsys):
+    from keras_seqmodels.cli.main import main
+
+    work = str(tmp_path / "run")
+    small = ["--smoke", "--epochs", "1", "--batch-size", "4", "--bptt", "5", "--verbose", "0"]
+    assert main(["train", "ptb-lstm", *small, "--units", "8", "--work-dir", work]) == 0
+    capsys.readouterr()
+    assert main(["train", "ptb-lstm", *small, "--units", "9", "--work-dir", work]) != 0
+    err = capsys.readouterr().err
+    assert "holds a run with other options (units: 8 there, 9 now)" in err
+    assert "warn" not in err.lower() and len(err.strip().splitlines()) == 1, err
+
+
 # -- a tagger never gives an empty tag -------------------------------------------------------
 
 
