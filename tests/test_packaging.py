@@ -20,7 +20,7 @@ import numpy as np
 assert 'site' in ks.__file__, ks.__file__
 y = ks.layers.Recurrent(ks.cells.LSTMCell(3))(np.ones((1, 2, 2), 'float32'))
 assert tuple(y.shape) == (1, 3)
-assert len(ks.zoo.list_models()) == 7
+assert len(ks.zoo.list_models()) == 8
 try:
     ks.zoo.artifact_path('ntm-copy')
     raise SystemExit('found an artifact with no source tree and no mirror')
