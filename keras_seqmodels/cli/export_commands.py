@@ -38,15 +38,12 @@ def _export(args):
     return 0
 
 
-_SUFFIX = {"litert": ".tflite", "onnx": ".onnx"}
-
-
 def _export_file(args):
     """``--format litert|onnx``: the id-level network, written as one file."""
     from keras_seqmodels import export, zoo
     from keras_seqmodels.cli.main import UserError
 
-    suffix = _SUFFIX[args.format]
+    suffix = export.FORMATS[args.format].suffix
     if not args.directory.endswith(suffix):
         raise UserError(f"--format {args.format} writes one file: give OUT ending in {suffix}")
     if os.path.exists(args.directory):
@@ -63,21 +60,17 @@ def _export_file(args):
         except KeyError as err:
             raise UserError(str(err).strip("'\"")) from None
     try:
+        options = {}
         if args.format == "litert":
-            data = _representative(args.representative_data)
-            written = export.to_litert(
-                model,
-                args.directory,
-                quantize=args.quantize,
-                representative_data=data,
-                batch_size=args.batch_size,
-            )
-        else:
-            written = export.to_onnx(model, args.directory)
+            options = {
+                "quantize": args.quantize,
+                "representative_data": _representative(args.representative_data),
+                "batch_size": args.batch_size,
+            }
+        written = export.FORMATS[args.format].writer()(model, args.directory, **options)
     except (ValueError, TypeError, NotImplementedError) as err:
         raise UserError(f"{args.name}: {str(err).splitlines()[0]}") from None
-    kind = "LiteRT flatbuffer" if args.format == "litert" else "ONNX graph"
-    print(f"wrote {written} ({kind})")
+    print(f"wrote {written} ({export.FORMATS[args.format].written})")
     return 0
 
 
@@ -155,19 +148,16 @@ def _load_keras_file(path):
 
 
 def register(subparsers):
+    from keras_seqmodels.export import FORMATS
+    from keras_seqmodels.zoo.models import specs
+
+    signatures = "; ".join(f"{s.name} {s.serving}" for s in specs().values() if s.serving)
     p = subparsers.add_parser(
         "export",
         help="export a zoo model as a TensorFlow SavedModel for serving",
         description="Export a zoo model (or a .keras file) as a TensorFlow "
         "SavedModel whose 'serving_default' signature takes the model's natural "
-        "input: multi30k-en-de 'inputs' (batch,) strings -> 'translations'; "
-        "sst-treelstm 'trees' bracketed strings -> 'root_class'; mnist-renet "
-        "'pixels' float32 (batch, 28, 28) of 0-255 -> 'scores', 'class_id'; "
-        "babi-memn2n 'story' and 'question' strings -> 'answer', 'scores'; "
-        "ntm-copy 'bits' float32 (batch, length, 8) -> 'copy', 'logits'; "
-        "ptb-lstm and a .keras WordLanguageModel (train_language_model) 'text' "
-        "strings -> 'next_word', 'next_word_logits', 'log_likelihood'; ud-ewt-upos "
-        "'text' raw strings -> 'tokens', 'tags' (tokenised as `seqmodels tag` does). "
+        f"input: {signatures}. "
         "Any other model (a .keras file) gets the generic export: "
         "the model's named inputs -> 'output_0', ... The folder must be new or empty.",
     )
@@ -182,7 +172,7 @@ def register(subparsers):
     )
     p.add_argument(
         "--format",
-        choices=("savedmodel", "litert", "onnx"),
+        choices=tuple(FORMATS),
         default="savedmodel",
         help="savedmodel (default): the serving signature, raw input in; litert and onnx: "
         "the id-level network with the runtime's own recurrent kernels (LiteRT's fused "
@@ -200,7 +190,7 @@ def register(subparsers):
         type=options.int_range(1, 4096),
         default=None,
         help="LiteRT only: a fixed batch size (1 for on-device use); needed where a "
-        "recurrent layer has neither its batch nor its length fixed (e.g. ntm-copy)",
+        "recurrent layer has neither its batch nor its length fixed (e.g. an NTM)",
     )
     p.add_argument(
         "--representative-data",

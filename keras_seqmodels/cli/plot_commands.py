@@ -1,8 +1,8 @@
 """``seqmodels plot``: pictures as PNG files.
 
-    seqmodels plot curves runs/multi30k-en-de/device/history_b.json -o curves.png
+    seqmodels plot curves runs/NAME/history.json -o curves.png
     seqmodels plot attention "A man is riding a bicycle." -o attention.png
-    seqmodels plot ntm --model-path runs/ntm-copy/ntm/best.keras -o ntm.png
+    seqmodels plot ntm --model-path runs/NAME/best.keras -o ntm.png
 
 ``curves``: training curves from a log (Keras ``CSVLogger`` CSV, JSON
 ``{"history": {...}}``, a JSON dict of lists, or JSON lines). ``attention``:
@@ -16,8 +16,18 @@ import os
 from keras_seqmodels.cli import options
 from keras_seqmodels.utils.bounds import check_keras_file
 
-NTM_ZOO_MODEL = "ntm-copy"
+# The zoo models whose specs name these commands in cli_defaults are their defaults.
+ATTENTION_COMMAND, NTM_COMMAND = "plot attention", "plot ntm"
 MAX_NTM_LENGTH = 1000  # the picture has one column per step
+
+
+def __getattr__(name):
+    """``NTM_ZOO_MODEL``: the zoo model ``plot ntm`` uses by default (from the specs)."""
+    if name != "NTM_ZOO_MODEL":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from keras_seqmodels.zoo.models import default_model
+
+    return default_model(NTM_COMMAND)
 
 
 def _check_output(path):
@@ -76,6 +86,7 @@ def _attention(args):
     from keras_seqmodels import zoo
     from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.utils import plotting
+    from keras_seqmodels.zoo.models import default_model
 
     _check_output(args.output)
     if not args.sentence.strip():
@@ -87,7 +98,8 @@ def _attention(args):
     if not callable(getattr(model, "attention_weights", None)):
         raise UserError(
             f"model {args.model_path or args.model!r} is not a translation model with "
-            "attention (expected a keras_seqmodels.seq2seq.Translator, as multi30k-en-de)"
+            "attention (expected a keras_seqmodels.seq2seq.Translator, as the zoo's "
+            f"{default_model(ATTENTION_COMMAND)})"
         )
     translation = model(tf.constant([args.sentence])).numpy()[0].decode("utf-8")
     weights, src, tgt = model.attention_weights(args.sentence, translation)
@@ -143,6 +155,8 @@ def _ntm(args):
 
 
 def register(subparsers):
+    from keras_seqmodels.zoo.models import default_model
+
     parser = subparsers.add_parser(
         "plot",
         help="write a PNG: training curves, attention heat-map, NTM memory access",
@@ -172,7 +186,8 @@ def register(subparsers):
     )
     p.add_argument("sentence", help="the source sentence")
     p.add_argument("-o", "--output", default="attention.png", help="PNG to write")
-    p.add_argument("--model", default="multi30k-en-de", help="zoo translation model")
+    p.add_argument("--model", default=default_model(ATTENTION_COMMAND),
+                   help="zoo translation model")
     p.add_argument("--model-path", default=None, help="a .keras Translator file instead")
     p.set_defaults(func=_attention)
 
@@ -183,10 +198,10 @@ def register(subparsers):
         "write and read weightings (memory slot x time step). The sequence is --input "
         "(a .npy array (time, features)) or, by default, a copy-task sequence: random "
         "bits, a delimiter on the last channel, then blanks. The model is the zoo's "
-        f"{NTM_ZOO_MODEL} once registered, or any .keras file with an NTM layer.",
+        f"{default_model(NTM_COMMAND)} once registered, or any .keras file with an NTM layer.",
     )
     p.add_argument("-o", "--output", default="ntm.png", help="PNG to write")
-    p.add_argument("--model", default=NTM_ZOO_MODEL, help="zoo model name")
+    p.add_argument("--model", default=default_model(NTM_COMMAND), help="zoo model name")
     p.add_argument("--model-path", default=None, help="a .keras file with an NTM layer")
     p.add_argument("--input", default=None, help="a .npy array (time, features)")
     p.add_argument("--length", type=options.int_range(1, MAX_NTM_LENGTH), default=10,

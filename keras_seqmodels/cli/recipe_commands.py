@@ -18,7 +18,7 @@ def load_recipe(name):
         return None
     from keras_seqmodels.zoo.framework import Recipe
 
-    return Recipe.from_module(module)
+    return Recipe.from_module(module, spec)
 
 
 def _run(action):

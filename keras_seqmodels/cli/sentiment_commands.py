@@ -24,13 +24,19 @@ from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
 from keras_seqmodels.utils.bounds import check_keras_file
 
-DEFAULT_MODEL = "sst-treelstm"
+COMMAND = "sentiment"  # the zoo model whose spec names it in cli_defaults is the default
 _MOVED = ("SST_LABELS", "label_names", "text_to_tree", "tokenize")
 
 
 def __getattr__(name):
-    """The input helpers that lived here, now in ``keras_seqmodels.trees.text``
-    (kept for one release, with a ``DeprecationWarning``)."""
+    """``DEFAULT_MODEL`` (the zoo model this command uses by default, from the
+    specs), and the input helpers that lived here, now in
+    ``keras_seqmodels.trees.text`` (kept for one release, with a
+    ``DeprecationWarning``)."""
+    if name == "DEFAULT_MODEL":
+        from keras_seqmodels.zoo.models import default_model
+
+        return default_model(COMMAND)
     if name not in _MOVED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import warnings
@@ -74,7 +80,7 @@ def _load_model(args):
     if len(getattr(model, "inputs", None) or []) != 3:
         raise UserError(
             f"model {args.model_path or args.model!r} is not a tree classifier: expected "
-            "3 inputs (tokens, children, levels), as the sst-treelstm model has"
+            "3 inputs (tokens, children, levels), as the zoo's tree models have"
         )
     return model
 
@@ -127,11 +133,14 @@ def _sentiment(args):
 
 
 def register(subparsers):
+    from keras_seqmodels.zoo.models import default_model
+
+    default = default_model(COMMAND)
     p = subparsers.add_parser(
         "sentiment",
         help="sentiment of sentences or bracketed trees with the zoo's Tree-LSTM",
         description="Print one sentiment label per input (very negative, negative, "
-        f"neutral, positive, very positive) with the zoo's {DEFAULT_MODEL} model, "
+        f"neutral, positive, very positive) with the zoo's {default} model, "
         "from arguments, --file, or standard input (one input per line). A line "
         "starting with '(' is a bracketed PTB/SST tree (its labels are ignored); "
         "other lines are plain text, tokenised PTB-style and given a balanced "
@@ -148,7 +157,7 @@ def register(subparsers):
                    help="also print the class probabilities after a tab")
     p.add_argument("--batch-size", type=options.positive_int, default=64,
                    help="trees per model call (>= 1, default 64)")
-    p.add_argument("--model", default=DEFAULT_MODEL, help="zoo model name")
+    p.add_argument("--model", default=default, help="zoo model name")
     p.add_argument("--model-path", default=None,
                    help="a .keras tree classifier file instead of the zoo model (a "
                    "TreeClassifier from train_tree_classifier prints its own labels)")

@@ -14,12 +14,16 @@ from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
 from keras_seqmodels.utils.bounds import check_keras_file
 
+COMMAND = "tag"  # the zoo model whose spec names it in cli_defaults is the default
 
-def load_tagger(model_name="ud-ewt-upos", model_path=None):
-    """The zoo tagger ``model_name``, or the ``.keras`` file ``model_path``."""
+
+def load_tagger(model_name=None, model_path=None):
+    """The zoo tagger ``model_name`` (default: the command's, from the specs),
+    or the ``.keras`` file ``model_path``."""
     import keras
 
     from keras_seqmodels import zoo
+    from keras_seqmodels.zoo.models import default_model
 
     if model_path:
         from keras_seqmodels.cli.main import UserError
@@ -33,10 +37,10 @@ def load_tagger(model_name="ud-ewt-upos", model_path=None):
                 f"--model-path: cannot load {model_path} as a Keras model "
                 f"({type(err).__name__}: {first}); give a tagger saved with model.save"
             ) from None
-    return zoo.load(model_name).model
+    return zoo.load(model_name or default_model(COMMAND)).model
 
 
-def tag(sentences, model_name="ud-ewt-upos", model_path=None, model=None,
+def tag(sentences, model_name=None, model_path=None, model=None,
         pretokenized=False):
     """Tag raw sentences: one list of ``(token, tag)`` per non-blank sentence.
 
@@ -44,7 +48,8 @@ def tag(sentences, model_name="ud-ewt-upos", model_path=None, model=None,
         sentences: strings of raw text (split with
             ``keras_seqmodels.data.tokenize.tokenize``) or, with
             ``pretokenized``, of whitespace-separated tokens.
-        model_name: the zoo tagger, used when ``model`` is not given.
+        model_name: the zoo tagger, used when ``model`` is not given
+            (default: the one whose spec names ``tag`` in ``cli_defaults``).
         model_path: a ``.keras`` tagger file instead of the zoo's.
         model: an already loaded tagger (a Keras model taking a string
             ``(batch,)`` of space-separated tokens).
@@ -90,6 +95,8 @@ def _run(args):
 
 
 def register(subparsers):
+    from keras_seqmodels.zoo.models import default_model
+
     text = "tag English sentences with a zoo tagger (prints token/TAG)"
     parser = subparsers.add_parser(
         "tag",
@@ -109,6 +116,6 @@ def register(subparsers):
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--pretokenized", action="store_true",
                         help="the input is already tokenised: split on whitespace only")
-    parser.add_argument("--model", default="ud-ewt-upos", help="zoo tagger name")
+    parser.add_argument("--model", default=default_model(COMMAND), help="zoo tagger name")
     parser.add_argument("--model-path", default=None, help="a .keras tagger file instead")
     parser.set_defaults(func=_run)

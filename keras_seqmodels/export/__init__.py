@@ -1,38 +1,19 @@
-"""Export zoo models as TensorFlow SavedModels for serving.
+"""Export models for serving: one entry per format in ``FORMATS``.
 
-``export(name, directory)`` looks the zoo model up in ``EXPORTERS``, a table
-from zoo name to the ``"module:function"`` that writes its SavedModel, so a
-new zoo model joins with one line here.
+- ``savedmodel``: ``export(name_or_model, directory)``, a TensorFlow
+  SavedModel whose ``serving_default`` signature takes the model's natural
+  input (strings, pixels) and checks its request limits in the graph.
+- ``litert``: ``to_litert(model, path)``, a ``.tflite`` file with fused LSTM
+  kernels (``litert_export``).
+- ``onnx``: ``to_onnx(model, path)``, an ``.onnx`` file with native recurrent
+  nodes (``onnx_export``).
 
-Natural inputs of the ``serving_default`` signatures:
-
-- ``multi30k-en-de``: ``inputs``, strings ``(batch,)`` -> ``translations``.
-- ``sst-treelstm``: ``trees``, bracketed trees ``(batch,)`` -> ``root_class``,
-  ``root_probabilities``, ``error`` (a malformed tree: class -1 and its
-  problem, the other trees answered).
-- ``mnist-renet``: ``pixels``, float32 ``(batch, 28, 28)`` of 0-255 ->
-  ``scores``, ``class_id``.
-- ``babi-memn2n``: ``story`` and ``question``, strings ``(batch,)`` ->
-  ``answer``, ``scores`` (also ``serve_ids`` on the integer id arrays).
-- ``ntm-copy``: ``bits``, float32 ``(batch, length, 8)`` of 0/1 -> ``copy``,
-  ``logits`` ``(batch, length, 8)``.
-- ``ptb-lstm``, and a ``WordLanguageModel`` (``keras_seqmodels.language_model``,
-  a ``.keras`` file or the object): ``text``, strings ``(batch,)`` ->
-  ``next_word``, ``next_word_logits``, ``log_likelihood``.
-- ``ud-ewt-upos``: ``text``, raw strings ``(batch,)`` -> ``tokens`` and
-  ``tags`` ``(batch, max_tokens)`` (tokenised as ``seqmodels tag`` does).
-
-A ``TreeClassifier`` (``keras_seqmodels.trees.train_tree_classifier``; the
-object or a ``.keras`` file) gets the ``sst-treelstm`` signature, its
-``root_label`` naming the labels of its own training file.
-
-A string tagger (one string input, ``TagLookup`` last, as
-``keras_seqmodels.tagging.train_tagger`` returns; the object or a ``.keras``
-file) gets the ``ud-ewt-upos`` signature: ``text`` -> ``tokens``, ``tags``.
-
-The generic fallback: anything not in the table (a zoo model registered
-without an exporter; a ``.keras`` file; a model object such as an echo state
-network with a fitted readout): ``serving_default`` takes the model's
+A zoo model's SavedModel exporter is the one its folder's spec names
+(``ModelSpec.exporters["savedmodel"]``, ``keras_seqmodels.zoo.models``;
+``exporter_for(name)``); a ``.keras`` file or a model object gets the
+exporter of its type (``exporter_for_model``: a translator, a word-level
+language model, a tree classifier, a string tagger); anything else the
+generic one (``export.generic``): ``serving_default`` takes the model's
 ``keras.Input`` s by name, in their dtypes and shapes, and returns
 ``output_0``, ``output_1``, ... as Keras's ``model.export`` does.
 
@@ -40,72 +21,107 @@ Every signature defends itself: it checks the full shape of each input
 (a loaded SavedModel does not check shapes against its signature) and its
 request limits inside the graph, before the work that grows with them, and
 refuses a request beyond them with an ``InvalidArgumentError`` whose message
-names the limit (``"ptb-lstm: request too large: at most 1,000 words per
-text"``). Within them, memory and time grow linearly with the request. The
-limits (each exporter's ``LIMITS``; ``limits={...}`` overrides them):
-
-==================  ===================================================
-model               limits per request
-==================  ===================================================
-multi30k-en-de      64 sentences, 16,384 bytes each, 256 KiB in all
-sst-treelstm        256 trees, 131,072 bytes each, 1 MiB in all,
-                    32,768 nodes and 512 levels of brackets per tree,
-                    65,536 padded nodes (trees x nodes of the largest)
-mnist-renet         1,024 images of exactly 28 x 28 (a non-finite image:
-                    ``class_id`` -1 and ``error``, the others answered)
-babi-memn2n         256 pairs, 20,000 bytes per story, 1,000 per
-                    question, 1 MiB in all; ``serve_ids``: ids in the
-                    vocabulary, at most 50 statement slots
-ntm-copy            256 sequences of at most 512 steps, 65,536 steps in
-                    all, bits 0 or 1
-ptb-lstm            256 texts, 20,000 bytes and 1,000 words each, 1 MiB
-                    in all, 8,192 padded words (texts x longest)
-ud-ewt-upos         256 texts, 16,384 bytes and 4,096 tokens each
-generic             1,024 rows; strings 16,384 bytes each, 1 MiB in all;
-                    numbers 65,536 along each open dimension, 16,777,216
-                    elements per input
-==================  ===================================================
-
-Empty and blank strings and empty batches are answered (empty or blank
-results). Each export refuses a target directory that is not empty.
+names the limit and starts with the served name. Within them, memory and
+time grow linearly with the request. Each exporter's ``LIMITS`` holds its
+limits (``limits={...}`` overrides them); docs/deploy.md lists the
+signatures and limits of the zoo's models. Empty and blank strings and empty
+batches are answered (empty or blank results). Each export refuses a target
+directory that is not empty.
 
     >>> from keras_seqmodels import export   # doctest: +SKIP
-    >>> export.export("multi30k-en-de", "/tmp/m30k")  # doctest: +SKIP
+    >>> export.export(NAME, "/tmp/served")  # doctest: +SKIP
     >>> export.export("my_esn.keras", "/tmp/esn")  # doctest: +SKIP
 """
 
+import functools
 import importlib
+import typing
 
 from keras_seqmodels.utils.bounds import check_keras_file
 
-EXPORTERS = {
-    "babi-memn2n": "keras_seqmodels.export.question_answering:export_memory_qa",
-    "mnist-renet": "keras_seqmodels.export.images:export_image_classifier",
-    "multi30k-en-de": "keras_seqmodels.export.translation:export_translator",
-    "ntm-copy": "keras_seqmodels.export.copy_task:export_copy_model",
-    "ptb-lstm": "keras_seqmodels.export.language_model:export_language_model",
-    "sst-treelstm": "keras_seqmodels.trees.serving:export_sentiment_savedmodel",
-    "ud-ewt-upos": "keras_seqmodels.export.tagging:export_tagger",
-}
 GENERIC = "keras_seqmodels.export.generic:export_model"
 
 
-def exporter_for(name):
-    """The export function of a zoo model (the generic one if not listed).
+class ExportFormat(typing.NamedTuple):
+    """One export format: the function that writes it and what it writes."""
+
+    function: str  # "module:function"
+    suffix: str | None  # the file name's ending (None: a folder)
+    written: str  # a few words naming what was written
+
+    def writer(self):
+        """The function that writes this format (imported on use)."""
+        return _function(self.function)
+
+
+# One entry per format; the CLI's ``--format`` choices are its keys.
+FORMATS = {
+    "savedmodel": ExportFormat("keras_seqmodels.export:export", None, "SavedModel"),
+    "litert": ExportFormat("keras_seqmodels.export:to_litert", ".tflite", "LiteRT flatbuffer"),
+    "onnx": ExportFormat("keras_seqmodels.export:to_onnx", ".onnx", "ONNX graph"),
+}
+
+
+def _function(reference):
+    module, function = reference.split(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def __getattr__(name):
+    """``EXPORTERS``, the former hand-kept table (one release, with a warning)."""
+    if name != "EXPORTERS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    from keras_seqmodels.zoo.models import specs
+
+    warnings.warn(
+        "keras_seqmodels.export.EXPORTERS is replaced by the zoo models' specs "
+        "(keras_seqmodels.zoo.models.specs()[name].exporters) and "
+        "keras_seqmodels.export.exporter_for(name); the old name goes in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return {
+        n: s.exporters["savedmodel"]
+        for n, s in specs().items()
+        if isinstance(s.exporters.get("savedmodel"), str)
+    }
+
+
+def exporter_for(name, format="savedmodel"):
+    """The export function of a zoo model (the generic one if its spec names none).
 
     Args:
         name: a zoo model name, or ``None`` for the generic exporter.
+        format: a key of ``FORMATS``; only ``"savedmodel"`` has per-model
+            exporters today.
 
     Returns:
-        A function ``(model, directory, **options)`` that writes the SavedModel.
+        A function ``(model, directory, **options)`` that writes the SavedModel;
+        for a zoo model whose spec has ``export_options`` (e.g. its shipped
+        vocabulary), one that passes them unless the caller gives them.
 
     Example:
 
-    >>> exporter_for("sst-treelstm").__name__, exporter_for(None).__name__
-    ('export_sentiment_savedmodel', 'export_model')
+    >>> exporter_for(None).__name__
+    'export_model'
     """
-    module, function = EXPORTERS.get(name, GENERIC).split(":")
-    return getattr(importlib.import_module(module), function)
+    from keras_seqmodels.zoo.models import specs
+
+    spec = specs().get(name)
+    exporter = None if spec is None else spec.exporter(format)
+    if exporter is None:
+        return _function(GENERIC)
+    if spec.export_options is None:
+        return exporter
+
+    @functools.wraps(exporter)
+    def with_defaults(model, directory, **options):
+        defaults = {k: v for k, v in spec.default_export_options().items() if k not in options}
+        return exporter(model, directory, **defaults, **options)
+
+    return with_defaults
 
 
 def exporter_for_model(model):
@@ -114,7 +130,7 @@ def exporter_for_model(model):
 
     A ``Translator`` gets ``export_translator`` (beam search inside), a
     ``WordLanguageModel`` ``export_language_model``, a ``TreeClassifier``
-    the sst-treelstm signature, a string tagger (``keras_seqmodels.tagging``)
+    ``export_sentiment_savedmodel`` (trees in), a string tagger (``keras_seqmodels.tagging``)
     ``export_tagger``; anything else the generic ``export_model``.
 
     Args:
@@ -142,7 +158,7 @@ def exporter_for_model(model):
     from keras_seqmodels.trees import TreeClassifier
 
     if isinstance(model, Translator):
-        return exporter_for("multi30k-en-de"), "a translator"
+        return _function("keras_seqmodels.export.translation:export_translator"), "a translator"
     if isinstance(model, EncoderDecoder):
         raise ValueError(
             "an EncoderDecoder (token ids in, teacher-forced logits out) is not a "
@@ -151,12 +167,14 @@ def exporter_for_model(model):
             "from two text files), save that as .keras and export it"
         )
     if isinstance(model, WordLanguageModel):  # text in: its vocabulary is inside
-        return exporter_for("ptb-lstm"), "a language model"
+        exporter = _function("keras_seqmodels.export.language_model:export_language_model")
+        return exporter, "a language model"
     if isinstance(model, TreeClassifier):  # root_label names its own labels
-        return exporter_for("sst-treelstm"), "a tree classifier"
+        exporter = _function("keras_seqmodels.trees.serving:export_sentiment_savedmodel")
+        return exporter, "a tree classifier"
     if is_string_tagger(model):  # tag strings out: served on raw text
-        return exporter_for("ud-ewt-upos"), "a tagger"
-    return exporter_for(None), None
+        return _function("keras_seqmodels.export.tagging:export_tagger"), "a tagger"
+    return _function(GENERIC), None
 
 
 def export(name, directory, **options):
@@ -282,4 +300,11 @@ def to_litert(model, path, *, quantize=None, representative_data=None, batch_siz
     )
 
 
-__all__ = ["EXPORTERS", "export", "exporter_for", "exporter_for_model", "to_litert", "to_onnx"]
+__all__ = [
+    "FORMATS",
+    "export",
+    "exporter_for",
+    "exporter_for_model",
+    "to_litert",
+    "to_onnx",
+]

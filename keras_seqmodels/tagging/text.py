@@ -1,6 +1,6 @@
 """Raw sentences through a string tagger: the tokens and their tags.
 
-A string tagger (``train_tagger``'s model, the zoo's ``ud-ewt-upos``) takes
+A string tagger (``train_tagger``'s model, the zoo's UPOS tagger) takes
 a ``(batch,)`` string tensor of space-separated tokens and returns one tag
 string per token. ``tag_sentences`` tokenises raw text the way the zoo's
 training data is (``keras_seqmodels.data.tokenize``) and pairs each token

@@ -2,7 +2,7 @@
 
 A tree classifier here is a Keras model with inputs ``[tokens (B, N) string,
 children (B, N, 2) int32, levels (B, N) int32]`` returning per-node class
-logits ``(B, N, classes)``, such as the ``sst-treelstm`` zoo model.
+logits ``(B, N, classes)``, such as the zoo's sentiment Tree-LSTM.
 """
 
 import numpy as np
@@ -336,7 +336,7 @@ def export_sentiment_savedmodel(
 
     Args:
         model: a tree classifier (see module doc), e.g.
-            ``zoo.load("sst-treelstm")`` or a ``TreeClassifier``.
+            the zoo's sentiment Tree-LSTM or a ``TreeClassifier``.
         path: output directory (must not exist or be empty).
         lower: lower-case tokens (default: the ``TreeClassifier``'s own
             setting, else True, as the zoo model was trained).

@@ -14,7 +14,7 @@ class TreeClassifier(keras.Model):
     the call is the wrapped network's (a tree classifier as
     ``keras_seqmodels.trees.serving`` defines it: token strings per node,
     ``children (B, N, 2)``, ``levels (B, N)``), so everything that takes the
-    zoo's ``sst-treelstm`` network takes this model too. What it adds is
+    zoo's sentiment tree network takes this model too. What it adds is
     the label set of the training file (column ``i`` of the logits is
     ``labels[i]``, any integers or strings, not only SST's 0-4) and the
     lower-casing of tokens, kept in the model's config: a saved ``.keras``

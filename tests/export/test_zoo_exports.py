@@ -25,6 +25,7 @@ import keras_seqmodels as ks
 from keras_seqmodels import export, zoo
 from keras_seqmodels.data import babi
 from keras_seqmodels.testing import run_in_clean_process
+from keras_seqmodels.zoo import models
 
 pytestmark = pytest.mark.tf_only  # SavedModel export runs on TensorFlow
 
@@ -225,15 +226,27 @@ def test_export_refuses_a_non_empty_folder_and_a_bad_name(tmp_path):
 
 
 def test_every_zoo_model_has_an_export_path():
-    # Listed exporters name real functions; the others use the generic one.
+    # Exporters named by a spec are real functions; the others use the generic one.
     for name in zoo.list_models():
         fn = export.exporter_for(name)
         assert callable(fn)
-        if name not in export.EXPORTERS:
+        if models.spec(name).exporter("savedmodel") is None:
             assert fn.__module__ == "keras_seqmodels.export.generic", name
 
 
-@pytest.mark.parametrize("name", sorted(export.EXPORTERS) + [None])
+def test_old_exporters_table_warns_and_matches_the_specs():
+    with pytest.warns(DeprecationWarning, match="EXPORTERS is replaced"):
+        table = export.EXPORTERS
+    assert sorted(table) == sorted(n for n, s in models.specs().items() if s.exporters)
+    for name, reference in table.items():
+        module, function = reference.split(":")
+        assert export.exporter_for(name).__name__ == function
+        assert export.exporter_for(name).__module__ == module
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, s in models.specs().items() if s.exporters) + [None]
+)
 def test_every_exporter_refuses_a_non_empty_folder(tmp_path, name):
     # The check comes first: nothing is traced or written, whatever the model.
     (tmp_path / "taken").mkdir()

@@ -23,7 +23,7 @@ def _folders():
 
 def test_every_folder_declares_one_spec_and_is_found():
     found = models.specs()
-    assert sorted(s.package.rpartition(".")[2] for s in found.values()) == _folders()
+    assert sorted({s.package.rpartition(".")[2] for s in found.values()}) == _folders()
     for name, spec in found.items():
         assert spec.name == name
         assert spec.package == f"{models.__name__}.{spec.package.rpartition('.')[2]}"
@@ -44,7 +44,6 @@ def test_spec_resolves_its_task_recipe_and_exporter(name):
     spec = models.spec(name)
     cls = task_class(name)
     assert issubclass(cls, Task) and cls is spec.task_class()
-    assert cls.__module__.startswith(spec.package + ".")
     recipe = spec.recipe_module()
     assert recipe is None or recipe.__name__.startswith(spec.package + ".")
     exporter = spec.exporter("savedmodel")
@@ -93,6 +92,49 @@ def test_a_folder_without_spec_is_refused(monkeypatch, tmp_path):
         sys.modules.pop(f"{models.__name__}.no_spec_here", None)
         models._specs.cache_clear()
     assert "no-spec-here" not in models.specs()
+
+
+def _extra_folder(monkeypatch, tmp_path, folder, body):
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "__init__.py").write_text(body)
+    monkeypatch.setattr(models, "__path__", [*models.__path__, str(tmp_path)])
+    models._specs.cache_clear()
+
+
+def _forget(monkeypatch, folder):
+    monkeypatch.undo()
+    sys.modules.pop(f"{models.__name__}.{folder}", None)
+    models._specs.cache_clear()
+
+
+def test_a_folder_may_declare_variants_sharing_its_code(monkeypatch, tmp_path):
+    body = (
+        "from keras_seqmodels.zoo.model_spec import ModelSpec\n"
+        "SPECS = (ModelSpec('variant-a', package=__name__, recipe=None),\n"
+        "         ModelSpec('variant-b', package=__name__, recipe=None))\n"
+    )
+    _extra_folder(monkeypatch, tmp_path, "two_variants", body)
+    try:
+        found = models.specs()
+        assert {"variant-a", "variant-b"} <= set(found)
+        assert found["variant-b"].card == "zoo/variant-b/card.md"
+        assert task_class("variant-a") is Task
+    finally:
+        _forget(monkeypatch, "two_variants")
+    assert "variant-a" not in models.specs()
+
+
+def test_a_spec_must_name_its_own_folder(monkeypatch, tmp_path):
+    body = (
+        "from keras_seqmodels.zoo.model_spec import ModelSpec\n"
+        "SPEC = ModelSpec('elsewhere', package='some.other.folder')\n"
+    )
+    _extra_folder(monkeypatch, tmp_path, "wrong_package", body)
+    try:
+        with pytest.raises(ValueError, match="pass package=__name__"):
+            models.specs()
+    finally:
+        _forget(monkeypatch, "wrong_package")
 
 
 def test_old_model_packages_table_warns():

@@ -74,18 +74,19 @@ class Recipe:
     card: str = ""
 
     @classmethod
-    def from_module(cls, module):
+    def from_module(cls, module, spec=None):
         """The recipe a module spells out by convention: constants ``CONFIG``,
         ``MONITOR``, ``DATA_SUBDIR``, ``TASK``, ``DATA``, optional ``TIE_BREAK``
         (``NAME`` and ``CARD``
-        default to the name and card of its folder's ``ModelSpec``)
+        default to the name and card of ``spec``, else of its folder's
+        ``ModelSpec``)
         and functions named as the fields (``build_model``, ``load_data``,
         ``compile_options``, ``evaluate``, optional ``evaluation_data``,
         ``callbacks``, ``prepare``, ``package``, ``combine``)."""
         from keras_seqmodels.zoo.models import spec_of_package
 
         folder = module.__name__.rpartition(".")[0]
-        spec = spec_of_package(folder)
+        spec = spec or spec_of_package(folder)
         if spec is None:
             name = folder.rpartition(".")[2]
             values = {"name": name, "card": f"zoo/{name}/card.md"}

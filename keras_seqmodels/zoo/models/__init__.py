@@ -4,8 +4,11 @@ Each folder (a valid Python identifier, e.g. the zoo name with underscores)
 holds the model's code (``task.py``: raw input in, plain Python answer out;
 ``recipe.py``: hooks for the recipe framework; ``config.py``, ``network.py``)
 and declares the model once, as ``SPEC = ModelSpec(...)`` in its
-``__init__.py`` (``keras_seqmodels.zoo.model_spec``). Adding a zoo model is
-adding a folder: nothing outside it names the model.
+``__init__.py`` (``keras_seqmodels.zoo.model_spec``); variants that share the
+folder's code (another size of the same network, as keras-hub's presets of
+one architecture) are declared there together, as ``SPECS = (ModelSpec(...),
+...)``. Adding a zoo model is adding a folder (or a variant to its folder):
+nothing outside it names the model.
 """
 
 import functools
@@ -20,18 +23,28 @@ def _specs():
     for module_info in pkgutil.iter_modules(__path__, __name__ + "."):
         if not module_info.ispkg:
             continue
-        spec = getattr(importlib.import_module(module_info.name), "SPEC", None)
-        if spec is None:
+        module = importlib.import_module(module_info.name)
+        declared = getattr(module, "SPECS", None)
+        if declared is None and getattr(module, "SPEC", None) is not None:
+            declared = (module.SPEC,)
+        if not declared:
             raise TypeError(
                 f"keras_seqmodels.zoo.models: the folder {module_info.name} declares no SPEC; "
-                "add `SPEC = ModelSpec(...)` to its __init__.py"
+                "add `SPEC = ModelSpec(...)` to its __init__.py (`SPECS = (...)` for "
+                "variants sharing its code)"
             )
-        if spec.name in found:
-            raise ValueError(
-                f"keras_seqmodels.zoo.models: {found[spec.name].package} and "
-                f"{spec.package} both declare the zoo model {spec.name!r}"
-            )
-        found[spec.name] = spec
+        for spec in declared:
+            if spec.package != module_info.name:
+                raise ValueError(
+                    f"keras_seqmodels.zoo.models: the folder {module_info.name} declares "
+                    f"{spec.name!r} with package={spec.package!r}; pass package=__name__"
+                )
+            if spec.name in found:
+                raise ValueError(
+                    f"keras_seqmodels.zoo.models: {found[spec.name].package} and "
+                    f"{spec.package} both declare the zoo model {spec.name!r}"
+                )
+            found[spec.name] = spec
     return dict(sorted(found.items()))
 
 
@@ -62,7 +75,7 @@ def spec(name):
 
 
 def spec_of_package(package):
-    """The ``ModelSpec`` declared by the folder ``package`` (a module name), or ``None``."""
+    """The (first) ``ModelSpec`` declared by the folder ``package`` (a module name), or ``None``."""
     return next((s for s in _specs().values() if s.package == package), None)
 
 
