@@ -31,6 +31,7 @@ SMALL = {
     "multi30k-en-de": ["--embedding-dim", "8", "--encoder-units", "8", "--decoder-units", "8",
                        "--batch-size", "4", "--beam", "1"],
     "ptb-lstm": ["--units", "8", "--batch-size", "4", "--bptt", "5"],
+    "ptb-lstm-small": ["--units", "8", "--batch-size", "4", "--bptt", "5"],
     "ud-ewt-upos": ["--units", "8", "--word-dim", "8", "--char-dim", "4", "--char-units", "4"],
     # The global batch splits evenly over the 2 workers (the default is 25).
     "sst-treelstm": ["--units", "8", "--embed-dim", "8", "--skipgram-s", "5",
@@ -54,7 +55,7 @@ def _weights(path):
     return arrays
 
 
-SINGLE_REPLICA = {"ptb-lstm"}
+SINGLE_REPLICA = {"ptb-lstm", "ptb-lstm-small"}
 
 
 def _train_on_two_workers(name, out, expect_success=True):

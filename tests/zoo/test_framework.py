@@ -24,6 +24,7 @@ SMALL = {
     "multi30k-en-de": ["--embedding-dim", "8", "--encoder-units", "8", "--decoder-units", "8",
                        "--batch-size", "4", "--beam", "1"],
     "ptb-lstm": ["--units", "8", "--batch-size", "4", "--bptt", "5"],
+    "ptb-lstm-small": ["--units", "8", "--batch-size", "4", "--bptt", "5"],
     "ud-ewt-upos": ["--units", "8", "--word-dim", "8", "--char-dim", "4", "--char-units", "4"],
     "sst-treelstm": ["--units", "8", "--embed-dim", "8", "--skipgram-s", "5"],
     "babi-memn2n": ["--embed-dim", "8", "--ls-max-epochs", "1"],
