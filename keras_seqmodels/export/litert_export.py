@@ -1,7 +1,8 @@
 """Export a Keras model to LiteRT (TFLite) with fused sequence kernels.
 
 ``to_litert(model, path)`` writes a ``.tflite`` file whose LSTM layers run as
-LiteRT's fused ``UNIDIRECTIONAL_SEQUENCE_LSTM`` kernel, with builtin ops only
+LiteRT's fused ``UNIDIRECTIONAL_SEQUENCE_LSTM`` kernel and whose Elman layers
+as its fused ``UNIDIRECTIONAL_SEQUENCE_RNN`` kernel, with builtin ops only
 (no ``WHILE`` for them, no Flex / TF-select op), checked after conversion.
 
 What is new relative to Keras and the converter: Keras 3's ``LSTM`` and the
@@ -22,6 +23,12 @@ departs from the layer: it adds the peephole weights (the converter's
 rewrite has no peephole operands; LiteRT's kernel has them) and sets
 ``cell_clip`` to 0 (the rewrite sets 10, which Keras does not do).
 
+The converter recognises no composite function for an Elman RNN, but its
+TensorFlow-to-LiteRT legalization still rewrites the stub op that TF 1's
+OpHint wrote, ``UnidirectionalSequenceRnn``, into the fused RNN (see
+``_RNN_STUB``); ``to_litert`` puts that op in the traced graph for each Elman
+layer (tanh; relu set in the flatbuffer afterwards).
+
 What converts to what:
 
 ==================================  ========================================
@@ -32,10 +39,14 @@ layer                               LiteRT
 ``keras.layers.LSTM``               ``REVERSE_V2`` of the input
 ``Bidirectional`` (the package's    two ``UNIDIRECTIONAL_SEQUENCE_LSTM``
 or Keras's) over those              and the merge
-``Recurrent`` over ``ElmanCell``,   a ``WHILE`` loop of builtin ops (the
-``GRUCell`` and every other cell;   converter has no composite path to
-Keras's ``GRU``, ``SimpleRNN``      ``UNIDIRECTIONAL_SEQUENCE_RNN`` or a GRU
-                                    kernel); no Flex op
+``Recurrent(ElmanCell)``, the       ``UNIDIRECTIONAL_SEQUENCE_RNN`` (one per
+package's and Keras's               layer; tanh or relu), ``go_backwards``
+``SimpleRNN``; ``Bidirectional``    as for the LSTM; float32, float16 and
+over those                          dynamic-range weights (``"int8"``: loop)
+``GRUCell`` and every other cell,   a ``WHILE`` loop of builtin ops (LiteRT
+Keras's ``GRU``; an Elman layer     has no GRU kernel; the fused RNN has no
+with a mask, ``initial_state``,     sequence lengths, initial state input
+``return_state`` or ``stateful``    or state output); no Flex op
 ==================================  ========================================
 
 Limits of the fused op, refused with a message naming the layer: a mask on
@@ -49,7 +60,8 @@ call ``interpreter.reset_all_variables()`` (C++:
 ``Interpreter::ResetVariableTensors()``) before each independent batch, or
 keep them for streaming a long sequence in chunks. With a dynamic batch the
 state tensors are stored for batch 1; resize them with the input (inputs 18
-and 19 of each fused op). ``run_litert`` does both.
+and 19 of each fused LSTM op, input 4 of each fused RNN op). ``run_litert``
+does both.
 
     >>> import keras, keras_seqmodels as ks  # doctest: +SKIP
     >>> model = keras.Sequential([keras.Input((100, 128)),
@@ -67,10 +79,14 @@ import numpy as np
 
 QUANTIZE = (None, "dynamic", "float16", "int8")
 FUSED_LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+FUSED_RNN = "UNIDIRECTIONAL_SEQUENCE_RNN"
 # Operand positions of LiteRT's LSTM kernels (tflite/kernels/lstm_shared.h).
 _FORGET_WEIGHTS = 2
 _PEEPHOLES = (9, 10, 11)
 _STATES = (18, 19)
+# and of its RNN kernel (tflite/kernels/unidirectional_sequence_rnn.cc).
+_RNN_WEIGHTS = 1
+_RNN_STATE = 4
 
 
 def to_litert(
@@ -150,9 +166,10 @@ def to_litert(
         raise FileNotFoundError(f"to_litert: no such folder for `path`: {folder}")
 
     tracer = _Tracer(quantize, {id(v): _numpy(v) for v in graph.variables})
+    tracer.fuse_elman = _register_rnn_stub()
     content = _convert(graph, tracer, quantize, representative_data, batch_size)
-    content = _patch_fused_ops(content, tracer.fused)
-    _check_ops(content, tracer.fused)
+    content = _patch_fused_ops(content, tracer.fused, tracer.fused_rnn)
+    _check_ops(content, tracer.fused, tracer.fused_rnn)
     with open(path, "wb") as f:
         f.write(content)
     return path
@@ -183,9 +200,9 @@ def run_litert(interpreter, *inputs):
     for name, x in zip(names, inputs):
         interpreter.resize_tensor_input(signature["inputs"][name], np.shape(x))
     for op in interpreter._get_ops_details():
-        if op["op_name"] not in (FUSED_LSTM, "UNIDIRECTIONAL_SEQUENCE_RNN"):
+        if op["op_name"] not in (FUSED_LSTM, FUSED_RNN):
             continue
-        positions = _STATES if op["op_name"] == FUSED_LSTM else (4,)
+        positions = _STATES if op["op_name"] == FUSED_LSTM else (_RNN_STATE,)
         for position in positions:
             index = int(op["inputs"][position])
             shape = list(details[index]["shape"])
@@ -241,12 +258,15 @@ def _functional(model):
 
 class _Tracer:
     """Calls a functional model's layers, computing each LSTM layer with a
-    function the converter fuses; records each fused layer's weights."""
+    function the converter fuses and each Elman layer with the converter's
+    RNN stub op; records each fused layer's weights."""
 
     def __init__(self, quantize, values):
         self.quantize = quantize
         self.values = values  # id(variable) -> its NumPy value
         self.fused = []  # (layer name, kernel, peepholes or None)
+        self.fused_rnn = []  # (layer name, kernel, activation name)
+        self.fuse_elman = True  # False where the RNN stub op cannot be built
 
     def run(self, graph, inputs):
         from keras_seqmodels._compat import run_functional_graph
@@ -268,9 +288,14 @@ class _Tracer:
             backward = getattr(layer, "backward_layer", None)
             if _lstm_weights(forward) is not None and _lstm_weights(backward) is not None:
                 return self.bidirectional(layer, *args, **kwargs)
+            if all(self._elman_fusable(sub, args, kwargs) for sub in (forward, backward)):
+                if not getattr(layer, "return_state", False):
+                    return self.bidirectional(layer, *args, **kwargs)
         elif _lstm_weights(layer) is not None:
             self._check_fusable(layer, layer, args, kwargs)
             return self.lstm(layer, args[0], layer.go_backwards)
+        elif self._elman_fusable(layer, args, kwargs):
+            return self.elman(layer, args[0], layer.go_backwards)
         return self.plain(layer, *args, **kwargs)
 
     def plain(self, layer, *args, **kwargs):
@@ -337,6 +362,53 @@ class _Tracer:
                 "calibrate; use quantize='dynamic' or 'float16'"
             )
 
+    def _elman_fusable(self, layer, args, kwargs):
+        """Whether LiteRT's fused RNN computes this Elman layer as called.
+        Unlike the LSTM's, these cases are not refused: the layer runs as a
+        loop of builtin ops, as it did before the fused op."""
+        from keras_seqmodels._compat import get_keras_mask
+
+        if not self.fuse_elman or layer is None or _elman_weights(layer) is None:
+            return False
+        if kwargs.get("mask") is not None or get_keras_mask(args[0]) is not None:
+            return False  # the fused op has no sequence lengths
+        if kwargs.get("initial_state") is not None or len(args) > 1:
+            return False  # its state starts from zeros (a variable tensor)
+        if getattr(layer, "return_state", False) or getattr(layer, "stateful", False):
+            return False
+        # The fused RNN kernel has a float and a hybrid (int8 weights) path
+        # but no full-integer one.
+        return self.quantize != "int8"
+
+    def elman(self, layer, x, go_backwards):
+        """The layer's output through the stub op that the converter turns
+        into ``UNIDIRECTIONAL_SEQUENCE_RNN`` (``_sequence_rnn``)."""
+        import tensorflow as tf
+
+        kernel, recurrent, bias = (
+            None if w is None else self.values[id(w)] for w in _elman_weights(layer)[:3]
+        )
+        activation = _elman_weights(layer)[3]
+        units = int(recurrent.shape[0])
+        dtype = x.dtype
+        x = tf.cast(x, tf.float32)
+        if go_backwards:
+            x = tf.reverse(x, axis=[1])
+        # A static state shape, batch 1 for a dynamic batch, as for the LSTM.
+        state = tf.zeros((x.shape[0] or 1, units), tf.float32)
+        self.fused_rnn.append((layer.name, kernel, activation))
+        if bias is None:
+            bias = np.zeros((units,), np.float32)
+        sequence = _sequence_rnn(
+            tf.transpose(x, (1, 0, 2)),
+            tf.constant(kernel.T),
+            tf.constant(recurrent.T),
+            tf.constant(bias),
+            state,
+        )
+        out = tf.transpose(sequence, (1, 0, 2)) if layer.return_sequences else sequence[-1]
+        return tf.cast(out, dtype)
+
     def lstm(self, layer, x, go_backwards):
         """The layer's output through a function marked as a Keras LSTM."""
         import tensorflow as tf
@@ -366,18 +438,20 @@ class _Tracer:
         import tensorflow as tf
 
         forward, backward = wrapper.forward_layer, wrapper.backward_layer
-        for sub in (forward, backward):
-            self._check_fusable(wrapper, sub, args, kwargs)
+        run = self.lstm if _lstm_weights(forward) is not None else self.elman
+        if run == self.lstm:
+            for sub in (forward, backward):
+                self._check_fusable(wrapper, sub, args, kwargs)
         if getattr(wrapper, "return_state", False):
             raise ValueError(
                 f"to_litert: layer '{wrapper.name}' has return_state=True; LiteRT's "
                 "fused LSTM returns only its outputs"
             )
         x = args[0]
-        fw = self.lstm(forward, x, False)
+        fw = run(forward, x, False)
         # The package's wrapper runs a forward layer over the reversed input;
         # Keras's runs its go_backwards copy over the input.
-        bw = self.lstm(backward, x, True)
+        bw = run(backward, x, True)
         if wrapper.return_sequences:
             bw = tf.reverse(bw, axis=[1])
         mode = wrapper.merge_mode
@@ -416,6 +490,30 @@ def _lstm_weights(layer):
     else:
         return None
     return cell.kernel, cell.recurrent_kernel, cell.bias, peepholes
+
+
+def _elman_weights(layer):
+    """``(kernel, recurrent_kernel, bias, activation)`` of an Elman layer the
+    fused RNN op computes (``Recurrent`` over exactly ``ElmanCell``, the
+    package's ``SimpleRNN``, Keras's ``SimpleRNN``; tanh or relu), else
+    ``None``; ``bias`` may be ``None``."""
+    import keras
+
+    from keras_seqmodels.cells import ElmanCell
+    from keras_seqmodels.layers import Recurrent
+
+    if isinstance(layer, Recurrent):
+        # A subclass of the cell may change its step: only the class itself.
+        if type(layer.cell) is not ElmanCell:
+            return None
+    elif type(layer) is not keras.layers.SimpleRNN:
+        return None
+    cell = layer.cell
+    names = {keras.activations.tanh: "tanh", keras.activations.relu: "relu"}
+    activation = names.get(cell.activation)
+    if activation is None:
+        return None
+    return cell.kernel, cell.recurrent_kernel, cell.bias, activation
 
 
 def _numpy(variable):
@@ -486,6 +584,70 @@ def _marked_lstm(peepholes):
     return lstm
 
 
+# The converter's TensorFlow dialect keeps a stub op for the Elman RNN, left
+# from TF 1's OpHint: ``legalize_tf.cc``'s ``LegalizeUnidirectionalSequenceRnn``
+# rewrites a ``tf.UnidirectionalSequenceRnn`` that carries the attribute
+# ``_tflite_input_indices`` and has five operands (time-major input, weights
+# ``(units, in)``, recurrent weights ``(units, units)``, bias, state) and two
+# results into ``tfl.unidirectional_sequence_rnn`` (tanh, time major), the
+# second result being the output sequence. No composite function is
+# recognised for an RNN (``prepare_composite_functions_tf.cc`` knows LSTMs,
+# embedding lookups and a few image and text ops). The op has no kernel in
+# TensorFlow: it is registered by name so that the graph can be traced and
+# saved for the converter, never run.
+_RNN_STUB = "UnidirectionalSequenceRnn"
+_RNN_OPDEF = f"""
+name: "{_RNN_STUB}"
+input_arg {{ name: "input" type: DT_FLOAT }}
+input_arg {{ name: "weights" type: DT_FLOAT }}
+input_arg {{ name: "recurrent_weights" type: DT_FLOAT }}
+input_arg {{ name: "bias" type: DT_FLOAT }}
+input_arg {{ name: "hidden_state" type: DT_FLOAT }}
+output_arg {{ name: "last_state" type: DT_FLOAT }}
+output_arg {{ name: "output" type: DT_FLOAT }}
+"""
+
+
+def _register_rnn_stub():
+    """Register the stub op's definition unless its name is taken; returns
+    whether graphs can hold the op.
+
+    TensorFlow's converter registers its own definition of the name the
+    first time it runs in a process (for OpHint's graphs). That definition
+    declares ``_tflite_input_indices`` as an attribute, which TensorFlow's
+    node validation never finds (it skips names starting with ``_``), so no
+    traced graph can hold the op: after a ``TFLiteConverter`` ran in this
+    process before the first ``to_litert``, Elman layers convert as loops.
+    """
+    from tensorflow.lite.python import convert
+    from tensorflow.python.framework import op_def_registry
+
+    op_def = op_def_registry.get(_RNN_STUB)
+    if op_def is None:
+        # Registered once: a second registration of a name aborts the process.
+        convert.register_custom_opdefs([_RNN_OPDEF])
+        return True
+    return not any(attr.name.startswith("_") for attr in op_def.attr)
+
+
+def _sequence_rnn(inputs, weights, recurrent_weights, bias, state):
+    """The stub op in the graph being traced: inputs ``(time, batch, in)``,
+    returns the output sequence ``(time, batch, units)``."""
+    import tensorflow as tf
+
+    indices = tf.compat.v1.AttrValue(list=tf.compat.v1.AttrValue.ListValue(i=range(5)))
+    graph = tf.compat.v1.get_default_graph()
+    op = graph._create_op_internal(
+        _RNN_STUB,
+        [inputs, weights, recurrent_weights, bias, state],
+        dtypes=[tf.float32, tf.float32],
+        attrs={"_tflite_input_indices": indices},
+    )
+    sequence = op.outputs[1]
+    sequence.set_shape(inputs.shape[:2].concatenate(weights.shape[:1]))
+    return sequence
+
+
 # Conversion -----------------------------------------------------------------
 
 
@@ -504,7 +666,7 @@ def _convert(graph, tracer, quantize, representative_data, batch_size):
     # VAR_HANDLE / READ_VARIABLE, unquantized, with the fused op's weight
     # splits computed at run time).
     def serve(*inputs):
-        tracer.fused = []
+        tracer.fused, tracer.fused_rnn = [], []
         mapping = [(v, tf.constant(tracer.values[id(v)].astype(v.dtype))) for v in graph.variables]
         with keras.StatelessScope(state_mapping=mapping):
             outputs = tracer.run(graph, list(inputs) if len(inputs) > 1 else inputs[0])
@@ -612,18 +774,35 @@ def _tensor_values(model, graph, index):
     return values.reshape(tensor.shape)
 
 
-def _patch_fused_ops(content, fused):
-    """Set ``cell_clip`` to 0 and add the peephole weights of each fused op,
-    matching ops to layers by their forget-gate input weights."""
+def _patch_fused_ops(content, fused, fused_rnn=()):
+    """Set ``cell_clip`` to 0 and add the peephole weights of each fused LSTM
+    op, matching ops to layers by their forget-gate input weights; set the
+    activation of each fused RNN op (the converter's rewrite sets tanh),
+    matching by its input weights."""
     from tensorflow.lite.python import schema_py_generated as schema
     from tensorflow.lite.tools import flatbuffer_utils
 
-    if not fused:
+    if not fused and not fused_rnn:
         return content
     model = _read(content)
     graph = model.subgraphs[0]
     candidates = list(fused)
+    rnn_candidates = list(fused_rnn)
+    _drop_unused_rnn_ops(model, graph)
     for op in graph.operators:
+        if _op_name(model, op) == FUSED_RNN:
+            _float32_states(model, graph, op, schema, (_RNN_STATE,))
+            values = _tensor_values(model, graph, int(op.inputs[_RNN_WEIGHTS]))
+            if values is None or not rnn_candidates:
+                continue
+            best = min(
+                range(len(rnn_candidates)),
+                key=lambda i: _distance(values, rnn_candidates[i][1], blocks=1),
+            )
+            if rnn_candidates.pop(best)[2] == "relu":
+                relu = schema.ActivationFunctionType.RELU
+                op.builtinOptions.fusedActivationFunction = relu
+            continue
         if _op_name(model, op) != FUSED_LSTM:
             continue
         op.builtinOptions.cellClip = 0.0
@@ -644,11 +823,33 @@ def _patch_fused_ops(content, fused):
     return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
 
 
-def _float32_states(model, graph, op, schema):
+def _drop_unused_rnn_ops(model, graph):
+    """With ``quantize="dynamic"`` TF 2.21's converter leaves copies of each
+    fused RNN op (21 for one layer in the tests: the first on dequantized
+    float weights, the others on the int8 weights), of which only the last
+    one's output is used;
+    the copies would all run (the op is stateful, so nothing prunes them).
+    Remove RNN and ``DEQUANTIZE`` ops whose outputs nothing reads."""
+    outputs = set(int(i) for i in graph.outputs)
+    while True:
+        read = {int(i) for op in graph.operators for i in op.inputs} | outputs
+        dead = [
+            op
+            for op in graph.operators
+            if _op_name(model, op) in (FUSED_RNN, "DEQUANTIZE")
+            and not any(int(i) in read for i in op.outputs)
+        ]
+        if not dead:
+            return
+        for op in dead:
+            graph.operators.remove(op)
+
+
+def _float32_states(model, graph, op, schema, positions=_STATES):
     """With float16 weights the converter also stores the zero states as
     float16 behind a ``DEQUANTIZE``, whose output is rewritten to batch 1 at
     every run; give the op float32 variable states again."""
-    for position in _STATES:
+    for position in positions:
         index = int(op.inputs[position])
         producer = next((o for o in graph.operators if index in list(o.outputs)), None)
         if producer is None or _op_name(model, producer) != "DEQUANTIZE":
@@ -667,12 +868,19 @@ def _float32_states(model, graph, op, schema):
             graph.operators.remove(producer)
 
 
-def _distance(values, kernel):
-    units = kernel.shape[1] // 4
-    forget = kernel[:, units : 2 * units].T
-    if forget.shape != values.shape:
+def _distance(values, kernel, blocks=4):
+    """How far an op's weights ``values`` are from the forget-gate block of
+    an LSTM ``kernel`` (``blocks=4``) or from a whole Elman ``kernel``
+    (``blocks=1``); both are Keras's ``(in, blocks * units)``, the op's
+    weights ``(units, in)``."""
+    if blocks == 1:
+        weights = kernel.T
+    else:
+        units = kernel.shape[1] // 4
+        weights = kernel[:, units : 2 * units].T
+    if weights.shape != values.shape:
         return np.inf
-    return float(np.mean(np.abs(values - forget)))
+    return float(np.mean(np.abs(values - weights)))
 
 
 def _add_constant(model, graph, values, weights_type, schema):
@@ -699,7 +907,7 @@ def _add_constant(model, graph, values, weights_type, schema):
     return len(graph.tensors) - 1
 
 
-def _check_ops(content, fused):
+def _check_ops(content, fused, fused_rnn=()):
     model = _read(content)
     names = [_op_name(model, op) for op in model.subgraphs[0].operators]
     every = {_op_name(model, op) for graph in model.subgraphs for op in graph.operators}
@@ -709,9 +917,10 @@ def _check_ops(content, fused):
             f"to_litert: the converted file needs non-builtin ops {bad}; please report "
             "the model (the exporter should have kept to builtin ops)"
         )
-    count = names.count(FUSED_LSTM)
-    if count != len(fused):
-        raise ValueError(
-            f"to_litert: {len(fused)} LSTM layer(s) were marked for fusion but the "
-            f"file has {count} {FUSED_LSTM} op(s) (ops: {sorted(set(names))})"
-        )
+    for kind, op, layers in (("LSTM", FUSED_LSTM, fused), ("Elman", FUSED_RNN, fused_rnn)):
+        count = names.count(op)
+        if count != len(layers):
+            raise ValueError(
+                f"to_litert: {len(layers)} {kind} layer(s) were marked for fusion but "
+                f"the file has {count} {op} op(s) (ops: {sorted(set(names))})"
+            )

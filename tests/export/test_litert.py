@@ -26,6 +26,7 @@ interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
 
 T, F, N = 6, 3, 5
 FUSED = litert_export.FUSED_LSTM
+FUSED_RNN = litert_export.FUSED_RNN
 
 
 def _convert(model, tmp_path, name="model.tflite", **options):
@@ -39,9 +40,9 @@ def _ops(interpreter):
     return [op["op_name"] for op in interpreter._get_ops_details()]
 
 
-def _assert_fused(interpreter, content, count):
+def _assert_fused(interpreter, content, count, op=FUSED):
     names = _ops(interpreter)
-    assert names.count(FUSED) == count, names
+    assert names.count(op) == count, names
     assert litert_export.op_names(content) == names
     assert "WHILE" not in names
     assert all(n.isupper() and not n.startswith("Flex") for n in names), names
@@ -135,9 +136,93 @@ def test_keras_lstm_and_keras_bidirectional(tmp_path):
     np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize(
-    "cell", [ks.cells.ElmanCell(N), ks.cells.GRUCell(N), ks.cells.GRUCell(N, reset_after=True)]
-)
+def _activations(content):
+    """The fused activation of each UNIDIRECTIONAL_SEQUENCE_RNN op, in order."""
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    names = {v: k for k, v in vars(schema.ActivationFunctionType).items() if k.isupper()}
+    model = litert_export._read(content)
+    return [
+        names[op.builtinOptions.fusedActivationFunction]
+        for op in model.subgraphs[0].operators
+        if litert_export._op_name(model, op) == FUSED_RNN
+    ]
+
+
+def test_elman_stacked_relu_go_backwards_dynamic_batch(tmp_path):
+    """Recurrent(ElmanCell), the package's SimpleRNN (relu, backwards, no
+    bias) and Keras's SimpleRNN become one fused RNN op each."""
+    keras.utils.set_random_seed(2)
+    model = keras.Sequential(
+        [
+            keras.Input((T, F)),
+            ks.layers.Recurrent(ks.cells.ElmanCell(N), return_sequences=True),
+            ks.layers.SimpleRNN(
+                7, activation="relu", go_backwards=True, use_bias=False, return_sequences=True
+            ),
+            keras.layers.SimpleRNN(4, bias_initializer="glorot_uniform"),
+            keras.layers.Dense(2),
+        ]
+    )
+    interpreter, content = _convert(model, tmp_path)
+    _assert_fused(interpreter, content, 3, op=FUSED_RNN)
+    assert FUSED not in _ops(interpreter) and "REVERSE_V2" in _ops(interpreter)
+    # The converter's rewrite always sets tanh; the exporter sets relu.
+    assert _activations(content) == ["TANH", "RELU", "TANH"]
+    for batch in (3, 1):
+        x = 3.0 * _inputs(batch, seed=batch)  # large enough for relu != tanh
+        (y,) = litert_export.run_litert(interpreter, x)
+        np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+
+
+def test_elman_bidirectional_batch_one(tmp_path):
+    """The package's and Keras's wrappers over Elman layers: two fused RNN
+    ops each, at batch 1 with a fixed length (the on-device case)."""
+    inputs = keras.Input((T, F), batch_size=1)
+    h = ks.layers.Bidirectional(ks.layers.SimpleRNN(N, return_sequences=True))(inputs)
+    outputs = keras.layers.Bidirectional(keras.layers.SimpleRNN(4), merge_mode="sum")(h)
+    model = keras.Model(inputs, outputs)
+    interpreter, content = _convert(model, tmp_path)
+    _assert_fused(interpreter, content, 4, op=FUSED_RNN)
+    x = _inputs(1)
+    (y,) = litert_export.run_litert(interpreter, x)
+    np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+
+
+def test_elman_masked_runs_as_loop(tmp_path):
+    """The fused RNN op has no sequence lengths: a masked Elman layer stays a
+    loop of builtin ops (not refused, unlike the LSTM), and is still right."""
+    model = keras.Sequential(
+        [
+            keras.Input((T,), dtype="int32"),
+            keras.layers.Embedding(9, F, mask_zero=True),
+            ks.layers.SimpleRNN(N),
+        ]
+    )
+    interpreter, content = _convert(model, tmp_path, batch_size=2)
+    names = _ops(interpreter)
+    assert "WHILE" in names and FUSED_RNN not in names, names
+    x = np.array([[1, 2, 3, 0, 0, 0], [4, 5, 6, 7, 8, 1]], "int32")
+    (y,) = litert_export.run_litert(interpreter, x)
+    np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+
+
+def test_elman_loop_where_the_stub_op_is_taken(tmp_path, monkeypatch):
+    """Where TensorFlow's converter registered its own (unusable) definition
+    of the RNN stub op first, Elman layers convert as loops, still right."""
+    monkeypatch.setattr(litert_export, "_register_rnn_stub", lambda: False)
+    model = keras.Sequential(
+        [keras.Input((T, F), batch_size=2), ks.layers.SimpleRNN(N, return_sequences=True)]
+    )
+    interpreter, _ = _convert(model, tmp_path)
+    names = _ops(interpreter)
+    assert "WHILE" in names and FUSED_RNN not in names, names
+    x = _inputs(2)
+    (y,) = litert_export.run_litert(interpreter, x)
+    np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("cell", [ks.cells.GRUCell(N), ks.cells.GRUCell(N, reset_after=True)])
 def test_loop_cells_use_builtin_ops(tmp_path, cell):
     """No fused kernel for these: a WHILE loop at a fixed batch, unrolled with
     a dynamic batch; builtin ops only, in every subgraph."""
@@ -182,6 +267,34 @@ def test_quantize(tmp_path, quantizable, quantize, atol, max_size):
     model, data, float_size = quantizable
     interpreter, content = _convert(model, tmp_path, quantize=quantize, representative_data=data)
     assert FUSED in _ops(interpreter)
+    assert len(content) <= max_size * float_size
+    x = data[:8]
+    (y,) = litert_export.run_litert(interpreter, x)
+    np.testing.assert_allclose(y, model.predict(x, verbose=0), atol=atol, rtol=0)
+
+
+@pytest.fixture(scope="module")
+def quantizable_elman(tmp_path_factory):
+    """As ``quantizable``, with a 32 -> 64 Elman layer (outputs up to 2.1)."""
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((T, 32)), ks.layers.SimpleRNN(64), keras.layers.Dense(4)])
+    data = np.random.default_rng(1).normal(size=(64, T, 32)).astype("float32")
+    path = export.to_litert(model, os.path.join(tmp_path_factory.mktemp("float"), "f.tflite"))
+    return model, data, os.path.getsize(path)
+
+
+@pytest.mark.parametrize(
+    "quantize, atol, max_size, fused",
+    # Measured: 1.0e-3 and 0.56x; 2.1e-2 and 0.45x (a small model: the
+    # tensors' descriptions weigh); 3.8e-2 for int8, which runs as a loop
+    # (the fused RNN kernel has no full-integer path).
+    [("float16", 5e-3, 0.6, 1), ("dynamic", 5e-2, 0.5, 1), ("int8", 1e-1, 1.0, 0)],
+)
+def test_elman_quantize(tmp_path, quantizable_elman, quantize, atol, max_size, fused):
+    model, data, float_size = quantizable_elman
+    interpreter, content = _convert(model, tmp_path, quantize=quantize, representative_data=data)
+    # Exactly one: with "dynamic" the converter writes 21 copies of the op.
+    assert _ops(interpreter).count(FUSED_RNN) == fused, _ops(interpreter)
     assert len(content) <= max_size * float_size
     x = data[:8]
     (y,) = litert_export.run_litert(interpreter, x)
