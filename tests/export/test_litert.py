@@ -189,6 +189,21 @@ def test_elman_bidirectional_batch_one(tmp_path):
     np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
 
 
+def test_elman_free_length(tmp_path):
+    """Dynamic batch and length: a loop could not take both (refused for the
+    GRU below); the fused op runs at any length."""
+    model = keras.Sequential(
+        [keras.Input((None, F)), ks.layers.SimpleRNN(N, return_sequences=True)]
+        + [ks.layers.SimpleRNN(4)]
+    )
+    interpreter, content = _convert(model, tmp_path)
+    _assert_fused(interpreter, content, 2, op=FUSED_RNN)
+    for shape in ((2, 9, F), (3, 2, F)):
+        x = np.random.default_rng(0).normal(size=shape).astype("float32")
+        (y,) = litert_export.run_litert(interpreter, x)
+        np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+
+
 def test_elman_masked_runs_as_loop(tmp_path):
     """The fused RNN op has no sequence lengths: a masked Elman layer stays a
     loop of builtin ops (not refused, unlike the LSTM), and is still right."""
