@@ -74,6 +74,7 @@ import os
 import shutil
 import tempfile
 import uuid
+import warnings
 
 import numpy as np
 
@@ -368,7 +369,17 @@ class _Tracer:
         loop of builtin ops, as it did before the fused op."""
         from keras_seqmodels._compat import get_keras_mask
 
-        if not self.fuse_elman or layer is None or _elman_weights(layer) is None:
+        if layer is None or _elman_weights(layer) is None:
+            return False
+        if not self.fuse_elman:
+            warnings.warn(
+                f"to_litert: layer '{layer.name}' converts as a WHILE loop, not as "
+                "LiteRT's fused UNIDIRECTIONAL_SEQUENCE_RNN: a TFLiteConverter ran in "
+                "this process before the first to_litert, which makes the fused op "
+                "unbuildable here; call to_litert in a fresh process (seqmodels export "
+                "does) for the fused op",
+                stacklevel=2,
+            )
             return False
         if kwargs.get("mask") is not None or get_keras_mask(args[0]) is not None:
             return False  # the fused op has no sequence lengths

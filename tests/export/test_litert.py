@@ -229,7 +229,8 @@ def test_elman_loop_where_the_stub_op_is_taken(tmp_path, monkeypatch):
     model = keras.Sequential(
         [keras.Input((T, F), batch_size=2), ks.layers.SimpleRNN(N, return_sequences=True)]
     )
-    interpreter, _ = _convert(model, tmp_path)
+    with pytest.warns(UserWarning, match="converts as a WHILE loop.*fresh process"):
+        interpreter, _ = _convert(model, tmp_path)
     names = _ops(interpreter)
     assert "WHILE" in names and FUSED_RNN not in names, names
     x = _inputs(2)
