@@ -138,22 +138,21 @@ def keras_models(cell, cfg, masked=False, drop_in=False):
 
 def jit_layers(cell, cfg):
     """``keras_layers`` plus the package's layer with other settings than its
-    defaults: for the LSTM with cuDNN in inference (``ours_cudnn_infer``; the
-    switch is set while ``jax_jit_models`` compiles it); for every cell with
-    the fused loop in inference on every platform (``ours_fused_infer``) and,
-    besides, the input product hoisted out of that loop (``ours_hoist``)."""
-    from keras_seqmodels.layers import fused_rnn
+    defaults (its own kernels, ``kernels.tune``): for the LSTM with cuDNN in
+    inference (``ours_cudnn_infer``); for every cell with the fused loop in
+    inference on every platform (``ours_fused_infer``) and, besides, the
+    input product hoisted out of that loop (``ours_hoist``)."""
+    from keras_seqmodels.layers import fused_rnn, kernels
 
     layers = keras_layers(cell, cfg)
     if cell == "LSTM":
-        layers["ours_cudnn_infer"] = keras_layers(cell, cfg)["ours"]
+        layer = keras_layers(cell, cfg)["ours"]
+        layers["ours_cudnn_infer"] = kernels.tune(layer, cudnn_inference=True)
     every = tuple(fused_rnn.BLOCKS)
+    inference = dict.fromkeys(kernels.FusedTuning().inference, every)
     for name, hoist in (("ours_fused_infer", False), ("ours_hoist", True)):
         layer = keras_layers(cell, cfg)["ours"]
-        # Tuning switches the layer reads per instance.
-        layer._fused_inference_kinds = dict.fromkeys(layer._fused_inference_kinds, every)
-        layer._fused_hoist = hoist
-        layers[name] = layer
+        layers[name] = kernels.tune(layer, inference=inference, hoist=hoist)
     return layers
 
 
@@ -166,8 +165,6 @@ def jax_jit_models(cell, cfg, sample):
     ``jit_layers``."""
     import jax
     import jax.numpy as jnp
-
-    from keras_seqmodels.layers import backend_rnn
 
     inputs, target = sample
     x, mask = inputs if isinstance(inputs, (list, tuple)) else (inputs, None)
@@ -188,13 +185,8 @@ def jax_jit_models(cell, cfg, sample):
         def infer(w, x, m, forward=forward):
             return forward(w, x, m, False)
 
-        saved = backend_rnn._JAX_CUDNN_INFERENCE
-        backend_rnn._JAX_CUDNN_INFERENCE = name == "ours_cudnn_infer"
-        try:  # compiled here, so the switch holds while tracing
-            step = jax.jit(step).lower(weights, x, target, mask).compile()
-            infer = jax.jit(infer).lower(weights, x, mask).compile()
-        finally:
-            backend_rnn._JAX_CUDNN_INFERENCE = saved
+        step = jax.jit(step).lower(weights, x, target, mask).compile()
+        infer = jax.jit(infer).lower(weights, x, mask).compile()
         state = {"w": weights}
 
         def train_fn(inputs, y, step=step, state=state):

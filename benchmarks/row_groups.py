@@ -12,7 +12,7 @@ timings on a 2-core CPU (BENCHMARKS.md).
     KERAS_BACKEND=jax python benchmarks/row_groups.py --cell GRU --shape 32,100,128,256
 
 ``--chunks 1,2`` times the reverse loop in 1 and 2 chunks of steps with each
-block count (``Recurrent._fused_chunks``; the package uses 2 chunks where
+block count (``kernels.FusedKernel.chunks``; the package uses 2 chunks where
 it uses row blocks for the LSTM).
 """
 
@@ -28,6 +28,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 import keras_seqmodels as ks  # noqa: E402
+from keras_seqmodels.layers import kernels  # noqa: E402
 
 CELLS = {
     "GRU": (lambda n: ks.cells.GRUCell(n, reset_after=True), keras.layers.GRU),
@@ -78,10 +79,9 @@ def main():
             continue
         for c in chunk_counts:
             layer = ks.layers.Recurrent(make_cell(units), return_sequences=True)
-            layer._fused_groups = lambda kind, sequences, g=g: g  # force g blocks
+            kernels.tune(layer, groups=g, chunks=c)  # force g blocks (and c chunks)
             name = f"{g} block(s)"
             if c is not None:
-                layer._fused_chunks = lambda kind, groups, c=c: c  # force c chunks
                 name += f", {c} chunk(s)"
             runs[name] = compiled(layer, x)
     times = {name: ([], []) for name in runs}

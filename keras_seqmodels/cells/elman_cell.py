@@ -44,6 +44,11 @@ class ElmanCell(RecurrentCell):
 
     num_blocks = 1
 
+    def fused_form(self):
+        """``"elman"`` with tanh: the runner's fused loop computes these
+        equations (``keras_seqmodels.layers.fused_rnn.cell_kind``)."""
+        return "elman" if self.activation is keras.activations.tanh else None
+
     def step(self, z, states, training=False):
         h = unpack_single_state(states)
         h = elman_step(z, self.drop_state(h, training), self.recurrent_kernel, self.activation)

@@ -46,6 +46,13 @@ class GatedCell(RecurrentCell):
         super().__init__(units, activation=activation, **kwargs)
         self.recurrent_activation = keras.activations.get(recurrent_activation)
 
+    def fused_form(self):
+        """``"gated"`` with tanh and a sigmoid gate: the runner's fused loop
+        computes these equations (``keras_seqmodels.layers.fused_rnn.cell_kind``)."""
+        standard = self.activation is keras.activations.tanh
+        standard = standard and self.recurrent_activation is keras.activations.sigmoid
+        return "gated" if standard else None
+
     def step(self, z, states, training=False):
         s = unpack_single_state(states)
         s_new = gated_step(

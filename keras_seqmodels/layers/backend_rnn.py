@@ -1,25 +1,25 @@
 """Backend library kernels for ``Recurrent`` with an LSTM, reset-after GRU or Elman cell.
 
-``Recurrent`` hands a call to ``run`` first; ``run`` either computes the
-layer's result with a fused kernel of the backend's own library or returns
-``None``, and the runner goes on with its own loop. The kernels:
+The first kernel ``Recurrent`` tries (``kernels.LibraryKernel``): where
+``kind`` names one, ``compute`` runs a fused kernel of the backend's own
+library; elsewhere the runner goes on with its own loops. The kernels:
 
 - **JAX, LSTM only:** ``jax.experimental.rnn.lstm`` (cuDNN), when
   ``jax.default_backend() == "gpu"``, the compute dtype is float32 and the
   call trains (in inference the runner's own fused loop measured faster on
   an H100).
   ``jax.experimental.rnn`` has no GRU, so ``GRUCell`` keeps the runner's
-  loop on JAX. Setting the private flag ``_JAX_REFERENCE = True`` runs the
-  same code on any device with ``jax.experimental.rnn.lstm_ref`` (the same
-  computation in plain JAX, with the same packed weights, unpacked by
-  ``unpack_lstm_weights``), so the packing, the lengths and the state
-  handling are tested against the generic loop on CPU.
+  loop on JAX. Within ``jax_reference()`` the same code runs on any device
+  with ``jax.experimental.rnn.lstm_ref`` (the same computation in plain JAX,
+  with the same packed weights, unpacked by ``unpack_lstm_weights``), so the
+  packing, the lengths and the state handling are tested against the
+  generic loop on CPU.
 - **TensorFlow, LSTM and reset-after GRU:** cuDNN (``tf.raw_ops.CudnnRNNV3``
   with one length per sequence, through the weight packing of Keras's own
   ``keras.layers.LSTM`` / ``GRU``), when TensorFlow sees a GPU, in training
   and inference (as Keras's layers). Not run on a GPU by this project's
-  tests so far: the GPU machines it had lacked TensorFlow. The private flag
-  ``_TF_REFERENCE = True`` takes this path on any device; the tests then
+  tests so far: the GPU machines it had lacked TensorFlow. Within
+  ``tf_reference()`` this path is taken on any device; the tests then
   replace ``CudnnRNNV3`` by a plain TensorFlow version of cuDNN's
   equations, so the packing, the lengths, the state handling and the
   fallback are tested against the generic loop on CPU.
@@ -29,9 +29,11 @@ layer's result with a fused kernel of the backend's own library or returns
   device), with a right-padded mask through
   ``torch.nn.utils.rnn.pack_padded_sequence``.
 
-Which cells qualify (``kind``): exactly ``LSTMCell`` without peepholes and
-``GRUCell(reset_after=True)`` (not subclasses), and on PyTorch also
-``ElmanCell``, with ``tanh`` and ``sigmoid``, float32 or float64 (float32
+Which cells qualify (``kind``): those whose declared fused form
+(``cell.fused_form()``, see ``fused_rnn.cell_kind``) is ``"lstm"`` without
+peepholes or ``"gru_after"`` (exactly ``LSTMCell`` and
+``GRUCell(reset_after=True)``, not subclasses), and on PyTorch also
+``"elman"`` (``ElmanCell``), with ``tanh`` and ``sigmoid``, float32 or float64 (float32
 only on the GPU for JAX), no recurrent dropout while training (input
 dropout is applied to the inputs before the kernel, with the cell's mask),
 ``unroll=False``, ``fused=True``.
@@ -58,24 +60,22 @@ import contextlib
 import keras
 from keras import ops
 
-# Private switches for tests: run the JAX path with ``lstm_ref``, and the
-# TensorFlow path (with the test's ``CudnnRNNV3``), on any device.
+from keras_seqmodels.layers import fused_rnn
+
+# Switched only by the context managers below: ``jax_reference()``,
+# ``tf_reference()`` (tests) and ``portable()`` (exports).
 _JAX_REFERENCE = False
 _TF_REFERENCE = False
-# Set by ``portable()``.
 _PORTABLE = False
-# Benchmarks only: let the JAX LSTM take cuDNN in inference too (off by
-# default, see ``kind``), to time that choice again on a given GPU.
-_JAX_CUDNN_INFERENCE = False
 
 _DTYPES = ("float32", "float64")
 
 
-def kind(layer, training):
+def kind(layer, training, cudnn_inference=False):
     """The library kernel for this layer and call: ``"lstm"``, ``"gru"``,
-    ``"rnn_tanh"`` (the Elman cell, PyTorch only) or ``None``."""
-    from keras_seqmodels.layers import fused_rnn
-
+    ``"rnn_tanh"`` (the Elman cell, PyTorch only) or ``None``.
+    ``cudnn_inference``: let the JAX LSTM take cuDNN in inference too (off by
+    default, see below; benchmarks time that choice again on a given GPU)."""
     if not layer.fused or layer.unroll:
         return None
     backend = keras.backend.backend()
@@ -83,7 +83,7 @@ def kind(layer, training):
         return None
     cell = layer.cell
     name = {"lstm": "lstm", "gru_after": "gru", "elman": "rnn_tanh"}.get(fused_rnn.cell_kind(cell))
-    if name is None or (name == "lstm" and cell.use_peepholes):
+    if name is None or (name == "lstm" and getattr(cell, "use_peepholes", False)):
         return None
     if name == "rnn_tanh" and backend != "torch":
         return None
@@ -104,7 +104,7 @@ def kind(layer, training):
 
         if jax.default_backend() != "gpu" or dtype != "float32":
             return None
-        if not training and not _JAX_CUDNN_INFERENCE:
+        if not training and not cudnn_inference:
             # Inference: the runner's own fused loop, with the input product
             # hoisted, measured faster than cuDNN on an H100 (2,872k vs
             # 1,817k tokens/s at batch 32, 5,826k vs 5,325k at batch 128;
@@ -114,17 +114,33 @@ def kind(layer, training):
 
 
 @contextlib.contextmanager
+def _switched(name):
+    saved = globals()[name]
+    globals()[name] = True
+    try:
+        yield
+    finally:
+        globals()[name] = saved
+
+
 def portable():
     """Within this context TensorFlow traces no cuDNN kernel: the runner's own
     loop runs instead, so a SavedModel traced on a GPU also runs on CPU
     servers (``CudnnRNNV3`` has no CPU kernel). The package's exports trace
     their signatures in it."""
-    global _PORTABLE
-    saved, _PORTABLE = _PORTABLE, True
-    try:
-        yield
-    finally:
-        _PORTABLE = saved
+    return _switched("_PORTABLE")
+
+
+def jax_reference():
+    """Tests: within this context the JAX path runs on any device, with
+    ``jax.experimental.rnn.lstm_ref`` in place of cuDNN's ``lstm``."""
+    return _switched("_JAX_REFERENCE")
+
+
+def tf_reference():
+    """Tests: within this context the TensorFlow path is taken on any device
+    (the test supplies ``tf.raw_ops.CudnnRNNV3`` where there is no GPU)."""
+    return _switched("_TF_REFERENCE")
 
 
 def blocks_xla(layer):
@@ -135,64 +151,36 @@ def blocks_xla(layer):
     return keras.backend.backend() == "tensorflow" and kind(layer, False) is not None
 
 
-def run(layer, sequences, initial_state, mask, training):
-    """The layer's result computed with the backend's kernel, or ``None``.
+def compute(name, cell, x, states, mask, go_backwards, zero_output):
+    """One layer of the backend's kernel ``name`` (``kind``) over ``x``.
 
     Args:
-        layer: the ``Recurrent`` layer.
-        sequences: ``(batch, time, features)``, at least one step.
-        initial_state: the list of initial states in the compute dtype.
-        mask: ``None`` or boolean ``(batch, time)``.
-        training: whether input dropout is active.
+        name: ``"lstm"``, ``"gru"`` or ``"rnn_tanh"``.
+        cell: the cell whose weights it uses.
+        x: ``(batch, time, features)`` in the compute dtype, at least one
+            step, the cell's input dropout already applied.
+        states: the list of initial states in the compute dtype.
+        mask: ``None`` or a boolean ``(batch, time)`` mask, right-padded
+            (on JAX a traced mask may have holes: ``lax.cond`` decides).
+        go_backwards, zero_output: the runner's ``go_backwards`` and
+            ``zero_output_for_mask``.
 
     Returns:
-        What ``Recurrent.call`` returns, or ``None`` when no kernel applies
-        (the runner then uses its own loop).
+        ``(outputs, final_states, last_output)`` as the generic loop gives
+        them, outputs batch-major.
     """
-    name = kind(layer, training)
-    if name is None:
-        return None
     backend = keras.backend.backend()
-    if mask is not None:
-        mask = ops.cast(mask, "bool")
-        if _concrete(mask) and not _right_padded_concrete(mask):
-            return None
-    cell = layer.cell
-
-    def library():
-        x = layer._fused_inputs(sequences, training)
-        states = list(initial_state)
-        options = (layer.go_backwards, layer.zero_output_for_mask)
-        if backend == "jax":
-            outputs, finals, last = _jax_lstm(cell, x, states, mask, *options)
-        elif backend == "tensorflow":
-            outputs, finals, last = _tf_cudnn(name, cell, x, states, mask, *options)
-        else:
-            outputs, finals, last = _torch_rnn(name, cell, x, states, mask, *options)
-        finals = list(finals)
-        if mask is not None:
-            # Recurrent._finish takes the last output as one more state.
-            finals.append(last)
-        return layer._finish((last, outputs, finals), mask, False)
-
-    if backend == "tensorflow" and mask is not None and not _concrete(mask):
-        import tensorflow as tf
-
-        from keras_seqmodels.layers import fused_rnn
-
-        def own_loop():
-            fused = fused_rnn.fused_kind(cell)
-            args = (fused, sequences, initial_state, mask, training)
-            return layer._call_fused(*args, xla=False)
-
-        return tf.cond(_right_padded(mask)[0], library, own_loop)
-    return library()
+    if backend == "jax":
+        return _jax_lstm(cell, x, states, mask, go_backwards, zero_output)
+    if backend == "tensorflow":
+        return _tf_cudnn(name, cell, x, states, mask, go_backwards, zero_output)
+    return _torch_rnn(name, cell, x, states, mask, go_backwards, zero_output)
 
 
 # Shared pieces (keras.ops) -------------------------------------------------
 
 
-def _concrete(mask):
+def concrete(mask):
     """Whether the mask's values are known here (not traced)."""
     backend = keras.backend.backend()
     if backend == "jax":
@@ -206,7 +194,7 @@ def _concrete(mask):
     return True
 
 
-def _right_padded(mask):
+def right_padded(mask):
     """``(is_right_padded, lengths)`` of a boolean ``(batch, time)`` mask."""
     lengths = ops.cast(ops.sum(ops.cast(mask, "int32"), axis=1), "int32")
     steps = ops.arange(ops.shape(mask)[1], dtype="int32")
@@ -214,8 +202,8 @@ def _right_padded(mask):
     return ops.all(ops.equal(mask, expected)), lengths
 
 
-def _right_padded_concrete(mask):
-    return bool(ops.convert_to_numpy(_right_padded(mask)[0]))
+def right_padded_concrete(mask):
+    return bool(ops.convert_to_numpy(right_padded(mask)[0]))
 
 
 def _row_gather(x, index):
@@ -236,7 +224,7 @@ def _prepare(x, mask, go_backwards):
     """Kernel inputs and clamped lengths (``None`` lengths: every row full)."""
     if mask is None:
         return (ops.flip(x, 1) if go_backwards else x), None
-    _, lengths = _right_padded(mask)
+    _, lengths = right_padded(mask)
     if go_backwards:
         x = _reverse_within(x, lengths)
     return x, lengths
@@ -293,13 +281,13 @@ def _jax_lstm(cell, x, states, mask, go_backwards, zero_output):
         return _finish_outputs(y, [h, c], [h0, c0], lengths, go_backwards, zero_output)
 
     args = (x, h0, c0, kernel, recurrent, bias)
-    if mask is None or _concrete(mask):
+    if mask is None or concrete(mask):
         return library(*args, mask)
 
     def with_holes(x, h0, c0, kernel, recurrent, bias, mask):
         return _jax_masked_scan(x, h0, c0, kernel, recurrent, bias, mask, go_backwards, zero_output)
 
-    right, _ = _right_padded(mask)
+    right, _ = right_padded(mask)
     return jax.lax.cond(right, library, with_holes, *args, mask)
 
 

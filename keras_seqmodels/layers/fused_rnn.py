@@ -1,8 +1,9 @@
 """Fused time loops with a hand-written backward pass for the standard cells.
 
-``Recurrent`` uses these automatically for ``ElmanCell``, ``LSTMCell`` (with
-or without peepholes), ``GRUCell`` (both forms) and ``GatedCell`` with their
-standard non-linearities (see ``fused_kind``). The runner calls
+``Recurrent`` uses these automatically (``kernels.FusedKernel``) for the
+cells that declare one of the forms of ``BLOCKS`` (``cell_kind``):
+``ElmanCell``, ``LSTMCell`` (with or without peepholes), ``GRUCell`` (both
+forms) and ``GatedCell`` with their standard non-linearities. The kernel calls
 ``recurrent_loop`` with the time-major input; the loop takes the input
 projection ``x(t) W + b`` one step at a time, or (``hoist``, which the runner
 picks at small batch sizes) computes ``Z = X W + b`` for all steps before
@@ -51,16 +52,13 @@ _BACKENDS = ("tensorflow", "jax")
 
 
 def fused_kind(cell):
-    """The fused kernel for ``cell``, or ``None`` if there is none.
-
-    Exact classes only (a subclass may change ``step``), with the standard
-    non-linearities (tanh for the state, sigmoid for the gates).
+    """The fused kernel for ``cell`` on this backend, or ``None`` if there is none.
 
     Args:
         cell: a cell instance.
 
     Returns:
-        One of the keys of ``BLOCKS``, or ``None``.
+        ``cell_kind(cell)`` on TensorFlow and JAX, else ``None``.
     """
     if keras.backend.backend() not in _BACKENDS:
         return None
@@ -68,25 +66,19 @@ def fused_kind(cell):
 
 
 def cell_kind(cell):
-    """``fused_kind`` on any backend: the key of ``BLOCKS`` whose equations
-    ``cell`` computes, or ``None``."""
-    from keras_seqmodels import cells
+    """The key of ``BLOCKS`` whose equations ``cell`` computes, or ``None``.
 
-    tanh, sigmoid = keras.activations.tanh, keras.activations.sigmoid
-    cls = type(cell)
-    if getattr(cell, "activation", None) is not tanh:
-        return None
-    if cls is cells.ElmanCell:
-        return "elman"
-    if getattr(cell, "recurrent_activation", None) is not sigmoid:
-        return None
-    if cls is cells.LSTMCell:
-        return "lstm"
-    if cls is cells.GatedCell:
-        return "gated"
-    if cls is cells.GRUCell:
-        return "gru_after" if getattr(cell, "reset_after", False) else "gru"
-    return None
+    A cell declares it: its class defines ``fused_form()``, which returns a
+    key of ``BLOCKS`` (checking its own non-linearities: tanh for the state,
+    sigmoid for the gates) or ``None``. Only a declaration of the cell's own
+    class counts: a subclass may change ``step``, so it runs the generic
+    loop unless it declares its form again. The weights are read by their
+    Keras names (``kernel``, ``recurrent_kernel``, ``bias``, and for the
+    LSTM ``peephole_kernel``; ``cell_params``).
+    """
+    declare = type(cell).__dict__.get("fused_form")
+    kind = declare(cell) if callable(declare) else None
+    return kind if kind in BLOCKS else None
 
 
 def row_groups(kind, batch, units, groups):

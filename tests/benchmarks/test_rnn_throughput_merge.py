@@ -124,7 +124,7 @@ import numpy as np
 import jax
 sys.path.insert(0, sys.argv[1])
 import rnn_throughput as bench
-from keras_seqmodels.layers import backend_rnn
+from keras_seqmodels.layers import backend_rnn, kernels
 
 cfg = dict(batch=4, time=5, features=3, units=6)
 rng = np.random.default_rng(0)
@@ -145,19 +145,24 @@ for cell in ("LSTM", "GRU"):
         train(*sample)
         after = np.asarray(infer(sample[0]))
         assert np.abs(after - before).max() > 0, name  # the SGD step changed the weights
-assert backend_rnn._JAX_CUDNN_INFERENCE is False
+assert not backend_rnn._JAX_REFERENCE
 # As on a GPU (where the defaults differ): the variants' own switches must hold.
 import keras
 from keras_seqmodels.layers import fused_rnn
 fused_rnn._jax_platform = lambda: "gpu"
 wide = keras.KerasTensor((128, 50, 3))
+def fused(layer, training=False):
+    return kernels.plan_of(layer, wide, training, kernel="fused")
 for cell, kind in (("LSTM", "lstm"), ("GRU", "gru_after")):
     layers = bench.jit_layers(cell, cfg)
-    assert layers["ours"]._fused_options(wide)[1] is True  # the GPU default hoists
-    assert layers["ours_fused_infer"]._fused_kind(False, wide) == kind
-    assert layers["ours_fused_infer"]._fused_options(wide)[1] is False
-    assert layers["ours_hoist"]._fused_kind(False, wide) == kind
-    assert layers["ours_hoist"]._fused_options(wide)[1] is True
+    assert fused(layers["ours"]).hoist is True  # the GPU default hoists
+    assert fused(layers["ours_fused_infer"]).kind == kind
+    assert fused(layers["ours_fused_infer"], True).hoist is False
+    assert fused(layers["ours_hoist"]).kind == kind
+    assert fused(layers["ours_hoist"], True).hoist is True
+    if cell == "LSTM":
+        assert layers["ours_cudnn_infer"]._kernels[0].cudnn_inference is True
+        assert layers["ours"]._kernels[0].cudnn_inference is False
 print("ok")
 """
 

@@ -1,10 +1,10 @@
 """``Recurrent`` through the backend library's fused kernels (``backend_rnn``)
 against its generic loop (``fused=False``).
 
-JAX: ``jax.experimental.rnn`` runs cuDNN only on a GPU; the private switch
-``backend_rnn._JAX_REFERENCE`` runs the same code with ``lstm_ref`` on CPU.
-TensorFlow: cuDNN (``tf.raw_ops.CudnnRNNV3``) runs only on a GPU; with
-``backend_rnn._TF_REFERENCE`` the tests replace it by
+JAX: ``jax.experimental.rnn`` runs cuDNN only on a GPU; within
+``backend_rnn.jax_reference()`` the same code runs with ``lstm_ref`` on CPU.
+TensorFlow: cuDNN (``tf.raw_ops.CudnnRNNV3``) runs only on a GPU; within
+``backend_rnn.tf_reference()`` the tests replace it by
 ``cudnn_rnn_v3_reference``, cuDNN's equations in plain TensorFlow ops.
 PyTorch: ``torch.lstm`` / ``torch.gru`` run on CPU; from another backend the
 PyTorch tests run in a subprocess with ``KERAS_BACKEND=torch``.
@@ -68,6 +68,19 @@ def torch_float32_atol():
     return 5e-5 if torch.cuda.is_available() else 1e-5
 
 
+def torch_float32_rtol():
+    """Relative tolerance added on a CUDA device (0 on a CPU). The gradients
+    reach 8 in magnitude, where float32 rounding over 7 steps scales with the
+    value: on an H200 (torch 2.11, 2026-11-27) an Elman input gradient of
+    -8.2736 differed by 7.3e-5 (relative 9e-6; largest relative difference
+    among the elements over 5e-5: 9.2e-5, on a value of 0.80). 1e-4 with the
+    5e-5 above allows 1.3e-4 there; a wrong gate, bias or mask is off by more
+    than 1e-3 absolute on values below 1."""
+    import torch
+
+    return 1e-4 if torch.cuda.is_available() else 0.0
+
+
 # Right padding with a full row, a one-step row and a row of length 0.
 LENGTHS = np.array([7, 4, 1, 0])
 PADDED = np.arange(7)[None, :] < LENGTHS[:, None]
@@ -99,7 +112,7 @@ def make_pair(kind, dtype, seed=0, cell_kw=None, **layer_kw):
     return layers
 
 
-def assert_pair_equal(kind, dtype, atol, mask, **layer_kw):
+def assert_pair_equal(kind, dtype, atol, mask, rtol=0.0, **layer_kw):
     fused, generic = make_pair(kind, dtype, **layer_kw)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((4, 7, 3)).astype(dtype)
@@ -112,10 +125,10 @@ def assert_pair_equal(kind, dtype, atol, mask, **layer_kw):
     outs_g, grads_g = value_and_grads(generic, x, states, mask, proj)
     assert len(outs_f) == len(outs_g) and len(grads_f) == len(grads_g)
     for a, b in zip(outs_f, outs_g):
-        np.testing.assert_allclose(a, b, atol=atol, rtol=0)
+        np.testing.assert_allclose(a, b, atol=atol, rtol=rtol)
     for a, b in zip(grads_f, grads_g):
         assert np.abs(b).max() > 0  # not a comparison between zeros
-        np.testing.assert_allclose(a, b, atol=atol, rtol=0)
+        np.testing.assert_allclose(a, b, atol=atol, rtol=rtol)
 
 
 def kind(cell, training=False, **layer_kw):
@@ -160,7 +173,7 @@ CASES = [
 MASKS = {None: None, "padded": PADDED, "holes": HOLES}
 
 
-def assert_case_equal(kind, dtype, atol, case):
+def assert_case_equal(kind, dtype, atol, case, rtol=0.0):
     """``assert_pair_equal`` for one of ``CASES``, with ``return_state``."""
     mask, go_backwards, zero_output, return_sequences = case
     assert_pair_equal(
@@ -168,6 +181,7 @@ def assert_case_equal(kind, dtype, atol, case):
         dtype,
         atol,
         MASKS[mask],
+        rtol=rtol,
         return_state=True,
         return_sequences=return_sequences,
         go_backwards=go_backwards,
@@ -180,8 +194,8 @@ def assert_case_equal(kind, dtype, atol, case):
 
 @pytest.fixture
 def jax_reference(monkeypatch):
-    monkeypatch.setattr(backend_rnn, "_JAX_REFERENCE", True)
-    return Counter(monkeypatch, "_jax_library_lstm")
+    with backend_rnn.jax_reference():
+        yield Counter(monkeypatch, "_jax_library_lstm")
 
 
 @jax_only
@@ -235,21 +249,20 @@ def test_jax_traced_mask_chooses_at_run_time(jax_reference, go_backwards):
 
 
 @jax_only
-def test_jax_kind(monkeypatch):
+def test_jax_kind():
     import jax
 
-    monkeypatch.setattr(backend_rnn, "_JAX_REFERENCE", True)
-
-    assert kind(ks.cells.LSTMCell(3)) == "lstm"
-    # jax.experimental.rnn has an LSTM only.
-    assert kind(ks.cells.GRUCell(3)) is None
-    assert kind(ks.cells.LSTMCell(3, use_peepholes=True)) is None
-    assert kind(ks.cells.LSTMCell(3, activation="relu")) is None
-    assert kind(ks.cells.LSTMCell(3), fused=False) is None
-    assert kind(ks.cells.LSTMCell(3), unroll=True) is None
-    assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=True) is None
-    assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=False) == "lstm"
-    monkeypatch.setattr(backend_rnn, "_JAX_REFERENCE", False)
+    with backend_rnn.jax_reference():
+        assert kind(ks.cells.LSTMCell(3)) == "lstm"
+        # jax.experimental.rnn has an LSTM only.
+        assert kind(ks.cells.GRUCell(3)) is None
+        assert kind(ks.cells.LSTMCell(3, use_peepholes=True)) is None
+        assert kind(ks.cells.LSTMCell(3, activation="relu")) is None
+        assert kind(ks.cells.LSTMCell(3), fused=False) is None
+        assert kind(ks.cells.LSTMCell(3), unroll=True) is None
+        assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=True) is None
+        assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=False) == "lstm"
+    assert not backend_rnn._JAX_REFERENCE  # the context undoes its switch
     on_gpu = jax.default_backend() == "gpu"
     assert kind(ks.cells.LSTMCell(3), training=True) == ("lstm" if on_gpu else None)
     # In inference the runner's own loop measured faster than cuDNN.
@@ -335,9 +348,9 @@ def cudnn_rnn_v3_reference(
 def tf_reference(monkeypatch):
     import tensorflow as tf
 
-    monkeypatch.setattr(backend_rnn, "_TF_REFERENCE", True)
     monkeypatch.setattr(tf.raw_ops, "CudnnRNNV3", cudnn_rnn_v3_reference)
-    return Counter(monkeypatch, "_tf_cudnn")
+    with backend_rnn.tf_reference():
+        yield Counter(monkeypatch, "_tf_cudnn")
 
 
 @tf_only
@@ -377,19 +390,19 @@ def test_tf_export_traces_no_cudnn(tf_reference, tmp_path):
 
 
 @tf_only
-def test_tf_cudnn_turns_off_auto_xla(monkeypatch):
+def test_tf_cudnn_turns_off_auto_xla():
     """CudnnRNNV3 has no XLA kernel: ``jit_compile="auto"`` must resolve to
     False, as for Keras's own LSTM on a GPU."""
-    monkeypatch.setattr(backend_rnn, "_TF_REFERENCE", True)
-    inputs = keras.Input((7, 3))
-    layer = ks.layers.Recurrent(ks.cells.LSTMCell(5))
-    model = keras.Model(inputs, layer(inputs))
-    model.compile("sgd", "mse", jit_compile="auto")
-    assert layer.supports_jit is False and model.jit_compile is False
-    # Without the cuDNN path the layer stays compilable.
-    other = ks.layers.Recurrent(ks.cells.GRUCell(5, reset_after=False))
-    other.build((None, 7, 3))
-    assert other.supports_jit is True
+    with backend_rnn.tf_reference():
+        inputs = keras.Input((7, 3))
+        layer = ks.layers.Recurrent(ks.cells.LSTMCell(5))
+        model = keras.Model(inputs, layer(inputs))
+        model.compile("sgd", "mse", jit_compile="auto")
+        assert layer.supports_jit is False and model.jit_compile is False
+        # Without the cuDNN path the layer stays compilable.
+        other = ks.layers.Recurrent(ks.cells.GRUCell(5, reset_after=False))
+        other.build((None, 7, 3))
+        assert other.supports_jit is True
 
 
 @tf_only
@@ -438,19 +451,20 @@ def test_tf_graph_mask_chooses_at_run_time(tf_reference, kind, go_backwards):
 
 
 @tf_only
-def test_tf_kind(monkeypatch):
+def test_tf_kind():
     import tensorflow as tf
 
-    monkeypatch.setattr(backend_rnn, "_TF_REFERENCE", True)
-
-    assert kind(ks.cells.LSTMCell(3)) == "lstm"
-    assert kind(ks.cells.GRUCell(3, reset_after=True), training=True) == "gru"
-    assert kind(ks.cells.GRUCell(3, reset_after=False)) is None
-    assert kind(ks.cells.LSTMCell(3, use_peepholes=True)) is None
-    assert kind(ks.cells.ElmanCell(3)) is None
-    assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=True) is None
-    assert kind(ks.cells.LSTMCell(3), fused=False) is None
-    monkeypatch.setattr(backend_rnn, "_TF_REFERENCE", False)
+    with backend_rnn.tf_reference():
+        assert kind(ks.cells.LSTMCell(3)) == "lstm"
+        assert kind(ks.cells.GRUCell(3, reset_after=True), training=True) == "gru"
+        assert kind(ks.cells.GRUCell(3, reset_after=False)) is None
+        assert kind(ks.cells.LSTMCell(3, use_peepholes=True)) is None
+        assert kind(ks.cells.ElmanCell(3)) is None
+        assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=True) is None
+        assert kind(ks.cells.LSTMCell(3), fused=False) is None
+        with backend_rnn.portable():  # exports trace no cuDNN
+            assert kind(ks.cells.LSTMCell(3)) is None
+    assert not backend_rnn._TF_REFERENCE  # the context undoes its switch
     on_gpu = bool(tf.config.list_logical_devices("GPU"))
     assert kind(ks.cells.LSTMCell(3)) == ("lstm" if on_gpu else None)
 
@@ -474,7 +488,7 @@ def test_tf_cudnn_equals_generic():
 @pytest.mark.parametrize("case", CASES)
 def test_torch_library_equals_generic(monkeypatch, kind, case):
     counter = Counter(monkeypatch, "_torch_rnn")
-    assert_case_equal(kind, "float32", torch_float32_atol(), case)
+    assert_case_equal(kind, "float32", torch_float32_atol(), case, rtol=torch_float32_rtol())
     assert counter.calls > 0
 
 
@@ -487,7 +501,7 @@ def test_torch_without_bias_and_default_states(monkeypatch, kind):
     )
     x = np.random.default_rng(4).standard_normal((4, 7, 3)).astype("float32")
     for a, b in zip(fused(x, mask=PADDED), generic(x, mask=PADDED)):
-        np.testing.assert_allclose(np_(a), np_(b), atol=torch_float32_atol(), rtol=0)
+        np.testing.assert_allclose(np_(a), np_(b), atol=torch_float32_atol(), rtol=torch_float32_rtol())
     assert counter.calls == 1
 
 
@@ -505,10 +519,10 @@ def test_torch_stateful_carries_states_between_calls(monkeypatch):
     for _ in range(2):
         x = rng.standard_normal((4, 7, 3)).astype("float32")
         a, b = (np_(layer(x, mask=PADDED)) for layer in layers)
-        np.testing.assert_allclose(a, b, atol=torch_float32_atol(), rtol=0)
+        np.testing.assert_allclose(a, b, atol=torch_float32_atol(), rtol=torch_float32_rtol())
     for a, b in zip(layers[0].states, layers[1].states):
         assert np.abs(np_(b.value)).max() > 0
-        np.testing.assert_allclose(np_(a.value), np_(b.value), atol=torch_float32_atol(), rtol=0)
+        np.testing.assert_allclose(np_(a.value), np_(b.value), atol=torch_float32_atol(), rtol=torch_float32_rtol())
     assert counter.calls >= 2
 
 

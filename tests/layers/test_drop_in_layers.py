@@ -370,10 +370,17 @@ def test_fit_with_dropout(kind, kwargs):
     "kind,expected", [("LSTM", "lstm"), ("GRU", "gru_after"), ("SimpleRNN", "elman")]
 )
 def test_training_runs_the_fused_path(kind, expected):
-    assert PAIRS[kind][0](UNITS, dropout=0.2)._fused_kind(training=True) == expected
-    assert PAIRS[kind][0](UNITS, recurrent_dropout=0.2)._fused_kind(training=True) is None
-    assert PAIRS[kind][0](UNITS, activation="relu")._fused_kind(training=True) is None
-    assert PAIRS[kind][0](UNITS, fused=False)._fused_kind(training=True) is None
+    from keras_seqmodels.layers import kernels
+
+    def fused_kind(layer):
+        x = keras.KerasTensor((None, None, 3))
+        plan = kernels.plan_of(layer, x, training=True, kernel="fused")
+        return None if plan is None else plan.kind
+
+    assert fused_kind(PAIRS[kind][0](UNITS, dropout=0.2)) == expected
+    assert fused_kind(PAIRS[kind][0](UNITS, recurrent_dropout=0.2)) is None
+    assert fused_kind(PAIRS[kind][0](UNITS, activation="relu")) is None
+    assert fused_kind(PAIRS[kind][0](UNITS, fused=False)) is None
 
 
 # Configs and saving --------------------------------------------------------

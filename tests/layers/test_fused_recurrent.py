@@ -6,6 +6,7 @@ import pytest
 from recurrent_grads import exact_tanh, np_, value_and_grads
 
 import keras_seqmodels as ks
+from keras_seqmodels.layers import fused_rnn, kernels
 
 BACKEND = keras.backend.backend()
 pytestmark = pytest.mark.skipif(
@@ -22,10 +23,29 @@ CELLS = {
 }
 KIND = {"lstm_peep": "lstm"}
 
-# The tuning switches (``_fused_hoist``, ``_fused_jit``, ...) are class
-# attributes; a test sets them on its own layer instance, which dies with the
-# test, so nothing needs undoing. (``monkeypatch`` cannot undo them on a Keras
-# layer under TensorFlow: the attribute it would restore lives on the class.)
+# A test that changes the fused loop's tuning gives its own layer its own
+# kernels (``kernels.tune``); they die with the layer, so nothing needs undoing.
+
+
+def fused_plan(layer, sequences=None, training=True):
+    """The fused kernel's plan for a call of ``layer`` on ``sequences`` (a
+    tensor or ``keras.KerasTensor``; default: batch and length unknown, so
+    that in inference only the per-platform kinds decide), or None."""
+    if sequences is None:
+        sequences = keras.KerasTensor((None, None, 3))
+    return kernels.plan_of(layer, sequences, training=training, kernel="fused")
+
+
+def fused_kind(layer, training, sequences=None):
+    plan = fused_plan(layer, sequences, training)
+    return None if plan is None else plan.kind
+
+
+def fused_options(layer, sequences):
+    """``(jit, hoist)`` of the fused loop for ``sequences``."""
+    plan = fused_plan(layer, sequences)
+    return plan.jit, plan.hoist
+
 
 # Holes in the middle, right padding, a row that starts masked and a row
 # that is fully masked.
@@ -95,8 +115,8 @@ def test_fused_equals_generic_outputs_states_and_gradients(key, return_sequences
     rng = np.random.default_rng(1)
     x = rng.standard_normal((4, 7, 3))
     fused, generic = make_pair(key, x.shape, return_sequences=return_sequences, return_state=True)
-    assert fused._fused_kind(True) == KIND.get(key, key)
-    assert generic._fused_kind(True) is None
+    assert fused_kind(fused, True) == KIND.get(key, key)
+    assert fused_kind(generic, True) is None
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), None)
 
 
@@ -132,7 +152,7 @@ def test_input_dropout_takes_the_fused_path_with_the_same_masks(key):
     fused, generic = make_pair(
         key, x.shape, return_sequences=True, cell_kw={"dropout": 0.5, "seed": 3}
     )
-    assert fused._fused_kind(True) is not None
+    assert fused_kind(fused, True) is not None
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), None, training=True)
 
 
@@ -144,9 +164,8 @@ def test_projection_hoisted_before_the_loop_equals_generic(key, xla):
     rng = np.random.default_rng(9)
     x = rng.standard_normal((4, 7, 3))
     fused, generic = make_pair(key, x.shape, return_sequences=True, return_state=True)
-    fused._fused_hoist = True
-    fused._fused_jit = xla
-    assert fused._fused_options(x) == (xla and BACKEND == "tensorflow", True)
+    kernels.tune(fused, hoist=True, jit=xla)
+    assert fused_options(fused, x) == (xla and BACKEND == "tensorflow", True)
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
 
 
@@ -162,24 +181,23 @@ def test_reverse_loop_in_chunks_equals_generic(key, groups):
     fused, generic = make_pair(
         key, x.shape, return_sequences=True, return_state=True, go_backwards=True
     )
-    fused._fused_groups = lambda kind, sequences: groups
-    fused._fused_chunks = lambda kind, g: 3
+    kernels.tune(fused, groups=groups, chunks=3)
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
 
 
 def test_reverse_loop_chunks_per_backend():
-    layer = ks.layers.Recurrent(ks.cells.LSTMCell(4))
+    kernel = kernels.FusedKernel()
     if BACKEND == "tensorflow":
-        assert layer._fused_chunks("gru_after", 1) == 2
+        assert kernel.chunks("gru_after", 1) == 2
         return
-    assert layer._fused_chunks("lstm", 2) == 2
-    assert layer._fused_chunks("lstm", 1) == 1
-    assert layer._fused_chunks("gru_after", 2) == 1
+    assert kernel.chunks("lstm", 2) == 2
+    assert kernel.chunks("lstm", 1) == 1
+    assert kernel.chunks("gru_after", 2) == 1
 
 
 @pytest.mark.skipif(BACKEND != "jax", reason="row blocks are a JAX loop option")
 @pytest.mark.parametrize("key", list(CELLS))
-def test_rows_in_two_blocks_equal_generic(key):
+def test_rows_in_two_blocks_equal_generic(key, monkeypatch):
     # Every kind's loop can carry the batch as blocks of rows; holes in the
     # mask, go_backwards and initial states must come out as from one block.
     rng = np.random.default_rng(12)
@@ -188,19 +206,19 @@ def test_rows_in_two_blocks_equal_generic(key):
         key, x.shape, return_sequences=True, return_state=True, go_backwards=True
     )
     calls = []
+    loop = fused_rnn.recurrent_loop
 
-    def two(kind, sequences):
-        calls.append(kind)
-        return 2
+    def recorded(*args, **kwargs):
+        calls.append(kwargs["groups"])
+        return loop(*args, **kwargs)
 
-    fused._fused_groups = two
+    monkeypatch.setattr(fused_rnn, "recurrent_loop", recorded)
+    kernels.tune(fused, groups=2)
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK)
-    assert calls  # the fused loop ran with two blocks
+    assert calls and set(calls) == {2}  # the fused loop ran with two blocks
 
 
 def test_row_blocks_for_small_gru_and_lstm_batches_on_a_jax_cpu():
-    from keras_seqmodels.layers import fused_rnn
-
     two = 2 if fused_rnn.on_jax_cpu() else 1
     assert fused_rnn.row_groups("gru_after", 32, 256, 2) == two
     assert fused_rnn.row_groups("gru", 16, 256, 2) == two
@@ -212,8 +230,8 @@ def test_row_blocks_for_small_gru_and_lstm_batches_on_a_jax_cpu():
     assert fused_rnn.row_groups("elman", 32, 256, 2) == 1
     assert fused_rnn.row_groups("gru_after", 32, 256, 1) == 1
     layer = ks.layers.Recurrent(ks.cells.GRUCell(256, reset_after=True))
-    assert layer._fused_groups("gru_after", keras.KerasTensor((32, 10, 3))) == two
-    assert layer._fused_groups("gru_after", keras.KerasTensor((128, 10, 3))) == 1
+    assert fused_plan(layer, keras.KerasTensor((32, 10, 3))).groups == two
+    assert fused_plan(layer, keras.KerasTensor((128, 10, 3))).groups == 1
 
 
 def test_inference_mode_gradients_equal_generic():
@@ -222,7 +240,7 @@ def test_inference_mode_gradients_equal_generic():
     rng = np.random.default_rng(10)
     x = rng.standard_normal((4, 7, 3))
     fused, generic = make_pair("gru", x.shape, return_sequences=True, return_state=True)
-    assert fused._fused_kind(False) == "gru"
+    assert fused_kind(fused, False) == "gru"
     assert_pair_equal(fused, generic, x, random_states("gru", 4, rng), MASK, training=False)
 
 
@@ -231,52 +249,46 @@ def test_inference_path_follows_the_backend(key):
     # Inference runs the fused forward for every cell with JAX on a CPU;
     # elsewhere, without the compiled loop or the small-batch projection,
     # the generic loop for every cell but the reset-before GRU.
-    from keras_seqmodels.layers import fused_rnn
-
     fused, _ = make_pair(key, (2, 3, 3))
     on_jax = fused_rnn.on_jax_cpu()
-    assert fused._fused_kind(True) == KIND.get(key, key)
-    assert fused._fused_kind(False) == (KIND.get(key, key) if on_jax else None)
+    assert fused_kind(fused, True) == KIND.get(key, key)
+    assert fused_kind(fused, False) == (KIND.get(key, key) if on_jax else None)
     wide = keras.KerasTensor((32, None, 3))  # large batch, length unknown
-    assert fused._fused_options(wide) == (False, False)
-    assert fused._fused_kind(False, wide) == (KIND.get(key, key) if on_jax else None)
+    assert fused_options(fused, wide) == (False, False)
+    assert fused_kind(fused, False, wide) == (KIND.get(key, key) if on_jax else None)
 
 
 def test_fused_options_follow_backend_length_and_batch():
-    from keras_seqmodels.layers import fused_rnn
-
     layer = ks.layers.Recurrent(ks.cells.LSTMCell(3))
     on_tf = BACKEND == "tensorflow"
     # The input product is hoisted up to batch 4, and at every batch with
     # JAX on a GPU (test_jax_on_a_gpu_hoists_and_runs_inference_fused).
     large = fused_rnn.on_jax_gpu()
-    assert layer._fused_options(keras.KerasTensor((1, 10, 3))) == (on_tf, True)
-    assert layer._fused_options(keras.KerasTensor((4, 10, 3))) == (on_tf, True)
-    assert layer._fused_options(keras.KerasTensor((5, 10, 3))) == (on_tf, large)
-    assert layer._fused_options(keras.KerasTensor((None, 10, 3))) == (on_tf, large)
-    assert layer._fused_options(keras.KerasTensor((1, None, 3))) == (False, True)
-    assert layer._fused_kind(False, keras.KerasTensor((1, 10, 3))) == "lstm"
+    assert fused_options(layer, keras.KerasTensor((1, 10, 3))) == (on_tf, True)
+    assert fused_options(layer, keras.KerasTensor((4, 10, 3))) == (on_tf, True)
+    assert fused_options(layer, keras.KerasTensor((5, 10, 3))) == (on_tf, large)
+    assert fused_options(layer, keras.KerasTensor((None, 10, 3))) == (on_tf, large)
+    assert fused_options(layer, keras.KerasTensor((1, None, 3))) == (False, True)
+    assert fused_kind(layer, False, keras.KerasTensor((1, 10, 3))) == "lstm"
 
 
 @pytest.mark.parametrize("key", list(CELLS))
 def test_jax_on_a_gpu_hoists_and_runs_inference_fused(key, monkeypatch):
     # Measured on an H100: with JAX on a GPU the fused loop hoists the input
     # product at every batch size and runs inference for every cell.
-    from keras_seqmodels.layers import fused_rnn
-
     fused, _ = make_pair(key, (2, 3, 3))
     monkeypatch.setattr(keras.backend, "backend", lambda: "jax")
     monkeypatch.setattr(fused_rnn, "_jax_platform", lambda: "gpu")
     assert fused_rnn.on_jax_gpu() and not fused_rnn.on_jax_cpu()
     wide = keras.KerasTensor((128, 50, 3))
-    assert fused._fused_options(wide) == (False, True)
-    assert fused._fused_kind(False, wide) == KIND.get(key, key)
-    fused._fused_hoist = False  # the switch still rules
-    assert fused._fused_options(wide) == (False, False)
+    assert fused_options(fused, wide) == (False, True)
+    assert fused_kind(fused, False, wide) == KIND.get(key, key)
+    kernels.tune(fused, hoist=False)  # the switch still rules
+    assert fused_options(fused, wide) == (False, False)
     monkeypatch.setattr(fused_rnn, "_jax_platform", lambda: "tpu")  # not measured
-    fused._fused_hoist = None
-    assert fused._fused_options(wide) == (False, False)
-    assert fused._fused_kind(False, wide) == ("gru" if KIND.get(key, key) == "gru" else None)
+    kernels.tune(fused)  # the defaults
+    assert fused_options(fused, wide) == (False, False)
+    assert fused_kind(fused, False, wide) == ("gru" if KIND.get(key, key) == "gru" else None)
 
 
 @pytest.mark.parametrize("key", list(CELLS))
@@ -289,7 +301,7 @@ def test_fused_inference_forward_equals_generic(key):
     x = rng.standard_normal((4, 7, 3))
     x[~MASK] = 1e3
     fused, generic = make_pair(key, x.shape, return_sequences=True, return_state=True)
-    assert fused._fused_kind(False, x) == KIND.get(key, key)
+    assert fused_kind(fused, False, x) == KIND.get(key, key)
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK, training=False)
 
 
@@ -303,12 +315,11 @@ def test_fused_without_xla_or_hoist_equals_generic(key, training):
     fused, generic = make_pair(
         key, x.shape, return_sequences=True, return_state=True, go_backwards=True
     )
-    fused._fused_jit = False
-    fused._fused_hoist_max_batch = 0
     every = tuple(KIND.get(k, k) for k in CELLS)
-    fused._fused_inference_kinds = {BACKEND: every, "jax_cpu": every}
-    assert fused._fused_options(x) == (False, False)
-    assert fused._fused_kind(training, x) == KIND.get(key, key)
+    inference = {BACKEND: every, "jax_cpu": every}
+    kernels.tune(fused, jit=False, hoist_max_batch=0, inference=inference)
+    assert fused_options(fused, x) == (False, False)
+    assert fused_kind(fused, training, x) == KIND.get(key, key)
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK, training=training)
 
 
@@ -334,20 +345,20 @@ def test_unknown_length_model_equals_generic(key):
 
 def test_recurrent_dropout_while_training_falls_back_to_the_generic_loop():
     layer = ks.layers.Recurrent(ks.cells.LSTMCell(3, recurrent_dropout=0.5))
-    assert layer._fused_kind(True) is None
+    assert fused_kind(layer, True) is None
     gru = ks.layers.Recurrent(ks.cells.GRUCell(3, reset_after=False, recurrent_dropout=0.5))
-    assert gru._fused_kind(True) is None
-    assert gru._fused_kind(False) == "gru"
+    assert fused_kind(gru, True) is None
+    assert fused_kind(gru, False) == "gru"
 
 
 def test_other_cells_and_activations_fall_back():
-    assert ks.layers.Recurrent(ks.cells.ElmanCell(3, activation="relu"))._fused_kind(True) is None
-    assert ks.layers.Recurrent(ks.cells.ElmanCell(3), unroll=True)._fused_kind(True) is None
+    assert fused_kind(ks.layers.Recurrent(ks.cells.ElmanCell(3, activation="relu")), True) is None
+    assert fused_kind(ks.layers.Recurrent(ks.cells.ElmanCell(3), unroll=True), True) is None
 
     class MyLSTM(ks.cells.LSTMCell):
         pass
 
-    assert ks.layers.Recurrent(MyLSTM(3))._fused_kind(True) is None
+    assert fused_kind(ks.layers.Recurrent(MyLSTM(3)), True) is None
 
 
 @pytest.mark.parametrize("key", ["lstm", "gru_after"])
@@ -355,7 +366,7 @@ def test_fused_stateful_carry_equals_generic(key):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 8, 3))
     fused, generic = make_pair(key, x.shape, return_sequences=True, stateful=True)
-    assert fused._fused_kind(True) is not None
+    assert fused_kind(fused, True) is not None
     for chunk in (x[:, :5], x[:, 5:]):
         np.testing.assert_allclose(
             np_(fused(chunk, training=True)), np_(generic(chunk, training=True)), atol=1e-9
@@ -410,6 +421,6 @@ def test_old_config_without_fused_key_loads_with_the_fused_path():
     assert config["fused"] is True
     del config["fused"]
     restored = ks.layers.Recurrent.from_config(config)
-    assert restored.fused and restored._fused_kind(True) == "lstm"
+    assert restored.fused and fused_kind(restored, True) == "lstm"
     generic = ks.layers.Recurrent.from_config({**config, "fused": False})
-    assert generic._fused_kind(True) is None
+    assert fused_kind(generic, True) is None
