@@ -11,7 +11,9 @@
 #
 # Needs JAX's CUDA build and PyTorch with CUDA; TensorFlow is not used. The
 # steps run in order of importance, each cut off when SECONDS (default 1800)
-# have passed since the start; what a step finished stays in OUT_DIR.
+# have passed since the start; what a step finished stays in OUT_DIR. STEPS
+# (comma-separated step names, e.g. STEPS=layer_suite,tests_torch,tests_jax)
+# runs only those; the default runs them all.
 set -u
 out=${1:?usage: bash benchmarks/gpu.sh OUT_DIR [SECONDS]}
 budget=${2:-1800}
@@ -24,6 +26,10 @@ gpu_configs=b32_t100_128to256,b128_t50_512to512
 step() {  # step NAME MAX_SECONDS COMMAND...: run with the time left, log to OUT_DIR/steps.log
     local name=$1 max=$2
     shift 2
+    if [[ -n "${STEPS:-}" && ",$STEPS," != *",$name,"* ]]; then
+        echo "== $name: not in STEPS" >> "$out/steps.log"
+        return
+    fi
     local left=$((budget - SECONDS))
     ((left < max)) && max=$left
     if ((max < 10)); then

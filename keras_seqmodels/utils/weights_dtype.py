@@ -57,7 +57,9 @@ def store_weights_as(path, dtype="float16"):
     with zipfile.ZipFile(path) as archive:
         names = archive.namelist()
         if WEIGHTS_FILE not in names:
-            raise ValueError(f"store_weights_as: {path} holds no {WEIGHTS_FILE} (not a .keras file).")
+            raise ValueError(
+                f"store_weights_as: {path} holds no {WEIGHTS_FILE} (not a .keras file)."
+            )
         members = {name: archive.read(name) for name in names}
     source = h5py.File(io.BytesIO(members[WEIGHTS_FILE]), "r")
     buffer = io.BytesIO()

@@ -246,15 +246,16 @@ def test_inference_mode_gradients_equal_generic():
 
 @pytest.mark.parametrize("key", ["elman", "lstm", "gru_after", "gated"])
 def test_inference_path_follows_the_backend(key):
-    # Inference runs the fused forward for every cell with JAX on a CPU;
+    # Inference runs the fused forward for every cell with JAX on a CPU or a
+    # GPU (where the input product is also hoisted at every batch size);
     # elsewhere, without the compiled loop or the small-batch projection,
     # the generic loop for every cell but the reset-before GRU.
     fused, _ = make_pair(key, (2, 3, 3))
-    on_jax = fused_rnn.on_jax_cpu()
+    on_jax = fused_rnn.on_jax_cpu() or fused_rnn.on_jax_gpu()
     assert fused_kind(fused, True) == KIND.get(key, key)
     assert fused_kind(fused, False) == (KIND.get(key, key) if on_jax else None)
     wide = keras.KerasTensor((32, None, 3))  # large batch, length unknown
-    assert fused_options(fused, wide) == (False, False)
+    assert fused_options(fused, wide) == (False, fused_rnn.on_jax_gpu())
     assert fused_kind(fused, False, wide) == (KIND.get(key, key) if on_jax else None)
 
 
@@ -316,8 +317,8 @@ def test_fused_without_xla_or_hoist_equals_generic(key, training):
         key, x.shape, return_sequences=True, return_state=True, go_backwards=True
     )
     every = tuple(KIND.get(k, k) for k in CELLS)
-    inference = {BACKEND: every, "jax_cpu": every}
-    kernels.tune(fused, jit=False, hoist_max_batch=0, inference=inference)
+    inference = {BACKEND: every, "jax_cpu": every, "jax_gpu": every}
+    kernels.tune(fused, jit=False, hoist=False, inference=inference)  # on every device
     assert fused_options(fused, x) == (False, False)
     assert fused_kind(fused, training, x) == KIND.get(key, key)
     assert_pair_equal(fused, generic, x, random_states(key, 4, rng), MASK, training=training)

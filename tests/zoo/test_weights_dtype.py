@@ -99,7 +99,9 @@ def test_train_packages_half_weights_on_request(tmp_path):
             runs[dtype] = archive.read("model.weights.h5")
         loaded = keras.saving.load_model(str(work / "half.keras"))
         assert {v.dtype for v in loaded.weights} == {"float32"}
-    import h5py, io  # noqa: E401
+    import io
+
+    import h5py
 
     def dtypes(blob):
         found = set()
