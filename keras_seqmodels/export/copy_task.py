@@ -1,7 +1,7 @@
 """SavedModel export of a copy-task model (an NTM): a bit sequence in, its copy out."""
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
-from keras_seqmodels.export.limits import at_most, guard, merge_limits
+from keras_seqmodels.export.limits import at_most, checked_shape, guard, merge_limits
 
 # Documented request limits of the signature, checked in the graph.
 LIMITS = {
@@ -54,7 +54,7 @@ def export_copy_model(model, directory, limits=None, served_name="copy model"):
     width = channels - 1
 
     def copy(bits):
-        bits = tf.ensure_shape(bits, [None, None, width])
+        bits = checked_shape(served_name, "bits", bits, [None, None, width])
         batch, length = tf.shape(bits)[0], tf.shape(bits)[1]
         bits = guard([bits], [
             at_most(served_name, "sequences per request", batch, limits["max_batch"]),

@@ -67,7 +67,8 @@ def export_model(model, directory, limits=None, served_name=None, **options):
     name=...)``), in their dtypes and shapes, and returns ``output_0``, ...,
     as Keras's ``model.export`` does. Before the model runs it checks in the
     graph, for every input, the full shape (a loaded signature does not:
-    a request of another rank or size would run reshaped) and the request
+    a request of another rank or size would run reshaped; it is refused
+    with ``"{served_name}: wrong request shape: ..."``) and the request
     limits (``LIMITS``): at most 1,024 rows; string inputs 16,384 bytes per
     string and 1 MiB in all; numeric inputs at most 65,536 along each
     dimension the model leaves open and 16,777,216 elements. A request
@@ -85,7 +86,13 @@ def export_model(model, directory, limits=None, served_name=None, **options):
     """
     import tensorflow as tf
 
-    from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits
+    from keras_seqmodels.export.limits import (
+        at_most,
+        checked_shape,
+        guard,
+        max_or_zero,
+        merge_limits,
+    )
 
     if options:
         raise ValueError(
@@ -105,8 +112,8 @@ def export_model(model, directory, limits=None, served_name=None, **options):
     ]
 
     def checked(x, spec):
-        x = tf.ensure_shape(x, spec.shape)
         name = spec.name
+        x = checked_shape(served_name, name, x, spec.shape)
         shape = tf.shape(x, out_type=tf.int64)
         checks = []
         if spec.shape.rank:

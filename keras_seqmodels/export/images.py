@@ -1,7 +1,7 @@
 """SavedModel export of an image classifier (e.g. a ReNet): pixels in, digit out."""
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
-from keras_seqmodels.export.limits import at_most, guard, merge_limits
+from keras_seqmodels.export.limits import at_most, checked_shape, guard, merge_limits
 
 # Documented request limits of the signature, checked in the graph.
 LIMITS = {"max_batch": 1024}  # images per request
@@ -62,8 +62,8 @@ def export_image_classifier(
 
     def classify(pixels):
         # A loaded signature does not check shapes against its spec: without
-        # ensure_shape a (2, 28, 28, 3) request ran as 6 images.
-        pixels = tf.ensure_shape(pixels, [None] + shape[1:])
+        # this check a (2, 28, 28, 3) request ran as 6 images.
+        pixels = checked_shape(served_name, "pixels", pixels, [None] + shape[1:])
         pixels = guard([pixels], [
             at_most(served_name, "images per request", tf.shape(pixels)[0], limits["max_batch"]),
         ])[0]

@@ -2,7 +2,14 @@
 ``WordLanguageModel`` trained on your own text): text in, next word out."""
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
-from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits, string_checks
+from keras_seqmodels.export.limits import (
+    at_most,
+    checked_shape,
+    guard,
+    max_or_zero,
+    merge_limits,
+    string_checks,
+)
 
 # Documented request limits of the signature, checked in the graph.
 LIMITS = {
@@ -37,7 +44,8 @@ def export_language_model(
     Request limits (``LIMITS``), checked in the graph before the model runs
     (an ``InvalidArgumentError`` names the one exceeded): 256 texts, 20,000
     bytes and 1,000 words per text, 1 MiB in all, 8,192 padded words (texts
-    x words of the longest; the model scores the whole vocabulary at each).
+    x words of the longest; the model scores the whole vocabulary at each);
+    ``text`` of another shape than ``(batch,)`` is refused the same way.
     Bytes that are not UTF-8 are replaced before lower-casing; an empty
     batch gives empty outputs.
 
@@ -94,6 +102,7 @@ def export_language_model(
     eos_id = vocabulary.index(eos)
 
     def serve(text):
+        text = checked_shape(served_name, "text", text, [None], "(batch,), one string per text")
         text = guard([text], string_checks(
             served_name, text, limits["max_batch"], limits["max_bytes"], noun="texts"
         ) + [at_most(served_name, "bytes in all", tf.reduce_sum(tf.strings.length(text)),

@@ -48,6 +48,64 @@ def exactly(model, what, value, expected):
     )
 
 
+def checked_shape(model, name, x, shape, form=None):
+    """``x``, refused unless its full shape is ``shape`` (``None``: any size).
+
+    A loaded SavedModel does not check a request against its signature's
+    ``TensorSpec``: a string of rank 0 or 2 sent to a ``(batch,)`` input
+    runs into the graph and fails deep inside (``ConcatOp : Can't
+    concatenate scalars``), and a numeric one may run reshaped. Every
+    exported signature therefore passes each input through this check
+    first. It compares the request's run-time shape, written out as text,
+    with ``shape``: that is what TensorFlow's graph optimizer cannot fold
+    away (it folds ``tf.rank`` and ``tf.size(tf.shape(x))`` to the
+    signature's rank, so that such a check never fails). ``tf.ensure_shape``
+    then gives the result the static shape for the ops that follow.
+
+    Args:
+        model: the served model's name, the start of the message.
+        name: the input's name in the signature, e.g. ``"text"``.
+        x: the request tensor.
+        shape: the expected shape, e.g. ``[None]`` or ``[None, 28, 28]``.
+        form: optional words for the expected shape, e.g. ``"(batch,), one
+            string per text"`` (default: ``shape`` as a tuple, ``None`` for
+            any size).
+
+    Returns:
+        ``x``, with the static shape ``shape``, after the check has run.
+
+    Raises:
+        tf.errors.InvalidArgumentError: (when the graph runs) ``"{model}:
+            wrong request shape: `{name}` must have shape {form}. Received
+            shape [1,1]"``.
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> checked_shape("tagger", "text", tf.constant(["a b", "c"]), [None]).shape
+    TensorShape([2])
+    >>> checked_shape("tagger", "text", tf.constant([["a"]]), [None])
+    Traceback (most recent call last):
+    ...
+    tensorflow.python.framework.errors_impl.InvalidArgumentError: ...
+    """
+    import tensorflow as tf
+
+    dims = tf.TensorShape(shape).as_list()
+    if form is None:
+        form = "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+    pattern = ",".join(r"\d+" if d is None else str(d) for d in dims)
+    received = tf.strings.reduce_join(
+        tf.strings.as_string(tf.shape(x, out_type=tf.int64)), separator=","
+    )
+    message = f"{model}: wrong request shape: `{name}` must have shape {form}. Received shape ["
+    check = tf.debugging.Assert(
+        tf.strings.regex_full_match(received, pattern),
+        [tf.strings.join([message, received, "]"])],
+    )
+    return tf.ensure_shape(guard([x], [check])[0], dims)
+
+
 def guard(tensors, checks):
     """``tensors``, made to depend on ``checks`` (so that these run first)."""
     import tensorflow as tf

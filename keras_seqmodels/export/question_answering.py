@@ -2,7 +2,13 @@
 
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
-from keras_seqmodels.export.limits import at_most, guard, merge_limits, string_checks
+from keras_seqmodels.export.limits import (
+    at_most,
+    checked_shape,
+    guard,
+    merge_limits,
+    string_checks,
+)
 
 # Statements of a story end at a newline or at sentence-final punctuation.
 STATEMENT_END = r"[.!?\r\n]+"
@@ -114,6 +120,10 @@ def export_memory_qa(
         return tf.cast(tf.ragged.map_flat_values(table.lookup, tokens[..., :length]), tf.int32)
 
     def encode(story, question):
+        story = checked_shape(served_name, "story", story, [None], "(batch,), one string per story")
+        question = checked_shape(
+            served_name, "question", question, [None], "(batch,), one string per question"
+        )
         story, question = guard([story, question], [
             *string_checks(served_name, story, limits["max_batch"],
                            limits["max_story_bytes"], noun="stories"),
@@ -140,8 +150,8 @@ def export_memory_qa(
         return stories, queries
 
     def check_ids(stories, queries):
-        stories = tf.ensure_shape(stories, [None, None, sentence_length])
-        queries = tf.ensure_shape(queries, [None, query_length])
+        stories = checked_shape(served_name, "stories", stories, [None, None, sentence_length])
+        queries = checked_shape(served_name, "queries", queries, [None, query_length])
         low = tf.minimum(tf.reduce_min(tf.concat([[0], tf.reshape(stories, [-1])], 0)),
                          tf.reduce_min(tf.concat([[0], tf.reshape(queries, [-1])], 0)))
         high = tf.maximum(tf.reduce_max(tf.concat([[0], tf.reshape(stories, [-1])], 0)),

@@ -2,7 +2,14 @@
 text in, tokens and one tag per token out."""
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
-from keras_seqmodels.export.limits import at_most, guard, max_or_zero, merge_limits, string_checks
+from keras_seqmodels.export.limits import (
+    at_most,
+    checked_shape,
+    guard,
+    max_or_zero,
+    merge_limits,
+    string_checks,
+)
 
 # Documented request limits of the signature, checked in the graph.
 LIMITS = {
@@ -70,8 +77,9 @@ def export_tagger(model, directory, limits=None, served_name="tagger"):
 
     Request limits (``LIMITS``), checked in the graph before tagging (an
     ``InvalidArgumentError`` names the one exceeded): 256 texts, 16,384 bytes
-    and 4,096 tokens per text. An empty or blank text gives a row of padding;
-    an empty batch gives ``(0, 0)`` outputs.
+    and 4,096 tokens per text; ``text`` of another shape than ``(batch,)``
+    (a scalar, a matrix) is refused the same way. An empty or blank text
+    gives a row of padding; an empty batch gives ``(0, 0)`` outputs.
 
     Args:
         model: a Keras model with one string input ``(batch,)`` of
@@ -98,6 +106,7 @@ def export_tagger(model, directory, limits=None, served_name="tagger"):
         )
 
     def serve(text):
+        text = checked_shape(served_name, "text", text, [None], "(batch,), one string per text")
         text = guard([text], string_checks(
             served_name, text, limits["max_batch"], limits["max_bytes"], noun="texts"
         ))[0]

@@ -1,7 +1,13 @@
 """SavedModel export of a ``Translator``: strings in, strings out."""
 
 from keras_seqmodels.export.generic import check_empty_directory, write_archive
-from keras_seqmodels.export.limits import at_most, guard, merge_limits, string_checks
+from keras_seqmodels.export.limits import (
+    at_most,
+    checked_shape,
+    guard,
+    merge_limits,
+    string_checks,
+)
 from keras_seqmodels.utils import bounds, validation
 
 # Documented request limits of the signature, checked in the graph.
@@ -29,7 +35,8 @@ def export_translator(model, directory, beam_size=None, limits=None, served_name
 
     Request limits (``LIMITS``), checked in the graph before the search
     (an ``InvalidArgumentError`` names the one exceeded): 64 sentences,
-    16,384 bytes per sentence, 256 KiB in all. Empty and blank sentences
+    16,384 bytes per sentence, 256 KiB in all; ``inputs`` of another shape
+    than ``(batch,)`` is refused the same way. Empty and blank sentences
     translate to ``""``; an empty batch gives an empty output.
 
     Args:
@@ -56,6 +63,8 @@ def export_translator(model, directory, beam_size=None, limits=None, served_name
         model.build()
 
     def translate(inputs):
+        inputs = checked_shape(served_name, "inputs", inputs, [None],
+                               "(batch,), one string per sentence")  # fmt: skip
         inputs = guard([inputs], string_checks(
             served_name, inputs, limits["max_batch"], limits["max_bytes"], noun="sentences"
         ) + [at_most(served_name, "bytes in all", tf.reduce_sum(tf.strings.length(inputs)),

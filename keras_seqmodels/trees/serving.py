@@ -331,7 +331,8 @@ def export_sentiment_savedmodel(
     beyond one fails with an ``InvalidArgumentError`` naming it): 256 trees,
     131,072 bytes per tree and 1 MiB in all, 32,768 nodes and 512 levels of
     brackets per tree, 65,536 padded nodes (trees x nodes of the largest
-    tree). Memory and time grow linearly with the request within them.
+    tree); ``trees`` of another shape than ``(batch,)`` is refused the same
+    way. Memory and time grow linearly with the request within them.
     TensorFlow backend only.
 
     Args:
@@ -347,7 +348,7 @@ def export_sentiment_savedmodel(
     import tensorflow as tf
 
     from keras_seqmodels.export.generic import check_empty_directory, write_archive
-    from keras_seqmodels.export.limits import merge_limits
+    from keras_seqmodels.export.limits import checked_shape, merge_limits
 
     check_empty_directory(path)
     limits = merge_limits("export_sentiment_savedmodel", SERVING_LIMITS, limits)
@@ -362,6 +363,7 @@ def export_sentiment_savedmodel(
     label_table = tf.constant(list(names) + [""])
 
     def serve(trees):
+        trees = checked_shape(served_name, "trees", trees, [None], "(batch,), one string per tree")
         parsed = tf_parse_trees(trees, lower=lower, limits=limits, model_name=served_name)
         logits = model([parsed["tokens"], parsed["children"], parsed["levels"]], training=False)
         # The pre-order root is node 0; a padding column gives rows without

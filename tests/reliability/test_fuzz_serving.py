@@ -452,16 +452,16 @@ def test_documented_limits_and_clean_answers(exported):
     record("serving cases", "fixed cases")
     assert len(cases["mnist (2, 28, 28)"]["class_id"]) == 2
     # The full shape is checked: no reshaping of other images into 28 x 28.
-    assert "[2,28,28,3] is not compatible with expected shape [?,28,28]" in (
-        cases["mnist (2, 28, 28, 3)"]["error"])
-    assert "[4,14,14] is not compatible" in cases["mnist (4, 14, 14)"]["error"]
+    assert ("mnist-renet: wrong request shape: `pixels` must have shape (None, 28, 28). "
+            "Received shape [2,28,28,3]") in cases["mnist (2, 28, 28, 3)"]["error"]
+    assert "Received shape [4,14,14]" in cases["mnist (4, 14, 14)"]["error"]
     assert cases["mnist (0, 28, 28)"]["class_id"] == []
     nan = cases["mnist NaN image"]  # the NaN image alone is refused, the other answered
     assert nan["class_id"][0] == -1 and nan["class_id"][1] in range(10), nan
     assert nan["error"] == ["pixels must be finite", ""], nan
     assert "request too large: at most 1,024 images per request" in (
         cases["mnist 1,025 images"]["error"])
-    assert "not compatible with expected shape" in cases["ntm (2, 10, 8, 1)"]["error"]
+    assert "ntm-copy: wrong request shape: `bits`" in cases["ntm (2, 10, 8, 1)"]["error"]
     assert "at most 512 steps per sequence" in cases["ntm 513 steps"]["error"]
     for name, message in (
         ("sst empty string", "empty: no tree"),
