@@ -169,7 +169,6 @@ def test_request_of_another_shape_or_dtype_is_refused_by_name(served, kind, requ
         assert "ConcatOp" not in error and "Ranks of all" not in error, error
 
 
-
 # -- the zoo's exports go through the same check ------------------------------------------
 
 # (zoo name, signature): the exporters that no user-model kind above reaches
