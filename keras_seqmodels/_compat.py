@@ -17,6 +17,9 @@
 - ``run_functional_graph``: walk a functional model's layer calls in order
   with values of one's own (``Function._run_through_graph``), used by the
   ONNX and LiteRT exporters to convert a model layer by layer.
+- ``tensorflow_trainer()``: the TensorFlow backend's optimizer base class,
+  trainer class and trainer module, which ``training.distribute_fixes``
+  patches (gradient clipping summed over replicas, multi-worker ``fit``).
 """
 
 from keras.src.backend import rnn as backend_rnn
@@ -30,6 +33,7 @@ __all__ = [
     "run_functional_graph",
     "set_keras_mask",
     "tensorflow_cudnn_rnn",
+    "tensorflow_trainer",
 ]
 
 
@@ -40,6 +44,16 @@ def tensorflow_cudnn_rnn():
     import importlib
 
     return importlib.import_module("keras.src.backend.tensorflow.rnn")
+
+
+def tensorflow_trainer():
+    """``(TFOptimizer, TensorFlowTrainer, trainer_module)`` of Keras's
+    TensorFlow backend (``keras.src.backend.tensorflow``; needs TensorFlow)."""
+    import importlib
+
+    optimizer = importlib.import_module("keras.src.backend.tensorflow.optimizer")
+    trainer = importlib.import_module("keras.src.backend.tensorflow.trainer")
+    return optimizer.TFOptimizer, trainer.TensorFlowTrainer, trainer
 
 
 def run_functional_graph(model, inputs, call_fn):

@@ -30,6 +30,8 @@ raises a clear error if a Keras release renames them.
 
 import functools
 
+from keras_seqmodels import _compat
+
 
 def _require(obj, name, what):
     if not callable(getattr(obj, name, None)):
@@ -163,8 +165,7 @@ def fix_multi_worker_fit(model):
 
 
 def _installed():
-    from keras.src.backend.tensorflow.optimizer import TFOptimizer
-
+    TFOptimizer, _, _ = _compat.tensorflow_trainer()
     return getattr(TFOptimizer, "_keras_seqmodels_fixes", False)
 
 
@@ -176,9 +177,7 @@ def install_distribution_fixes():
     """
     if _installed():
         return
-    from keras.src.backend.tensorflow.optimizer import TFOptimizer
-    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
-
+    TFOptimizer, TensorFlowTrainer, _ = _compat.tensorflow_trainer()
     _require(TFOptimizer, "_clip_gradients", "install_distribution_fixes")
     _require(TensorFlowTrainer, "_maybe_symbolic_build", "install_distribution_fixes")
     _require(TensorFlowTrainer, "_symbolic_build", "install_distribution_fixes")
@@ -202,8 +201,7 @@ def install_distribution_fixes():
 
 
 def _install_scalar_log_reduction():
-    from keras.src.backend.tensorflow import trainer
-
+    _, _, trainer = _compat.tensorflow_trainer()
     if getattr(trainer.reduce_per_replica, "_keras_seqmodels_fix", False):
         return
     _require(trainer, "reduce_per_replica", "fix_multi_worker_fit")
