@@ -10,7 +10,6 @@ quick ``ValueError`` naming the layer (or file), the argument and the range.
 import io
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import keras_seqmodels as ks
+from keras_seqmodels import testing
 from keras_seqmodels.data import conllu
 from keras_seqmodels.utils import bounds, validation
 from keras_seqmodels.zoo import api, registry
@@ -330,7 +330,7 @@ def register(zoo_dir, name, assets=None):
 
 
 def peak_rss_bytes():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return testing.peak_rss_bytes()
 
 
 def test_huge_sparse_artifact_behind_a_symlink_is_refused_unread(zoo_dir):
@@ -411,14 +411,15 @@ def test_read_conllu_of_a_64_mib_line_stays_small(tmp_path):
             f.write(b"x" * (1 << 20))
         f.write(b"\n")
     script = (
-        "import resource, sys\n"
+        "import sys\n"
         "from keras_seqmodels.data.conllu import read_conllu\n"
-        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "from keras_seqmodels.testing import peak_rss_bytes\n"
+        "base = peak_rss_bytes()\n"
         "try:\n"
         "    read_conllu(sys.argv[1])\n"
         "except ValueError as err:\n"
         "    print('refused:', err)\n"
-        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024)\n"
+        "print(peak_rss_bytes() - base)\n"
     )
     out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
                          text=True, timeout=120, check=True).stdout.splitlines()  # fmt: skip
