@@ -17,6 +17,9 @@ def peak_rss_bytes():
     `VmHWM` from `/proc/self/status` where the kernel gives it (Linux), else
     `ru_maxrss` (kilobytes on Linux, bytes on macOS).
 
+    Returns:
+        An `int`: the largest resident memory of this program so far.
+
     Example:
 
     >>> peak_rss_bytes() > 0
