@@ -23,7 +23,7 @@ request limits inside the graph, before the work that grows with them, and
 refuses a request beyond them with an ``InvalidArgumentError`` whose message
 names the limit and starts with the served name. Within them, memory and
 time grow linearly with the request. Each exporter's ``LIMITS`` holds its
-limits (``limits={...}`` overrides them); docs/deploy.md lists the
+limits (``limits={...}`` overrides them); docs/serving.md lists the
 signatures and limits of the zoo's models. Empty and blank strings and empty
 batches are answered (empty or blank results). Each export refuses a target
 directory that is not empty.
