@@ -10,11 +10,8 @@ from keras_seqmodels.zoo import models
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "keras_seqmodels")
 
-# Known departures, to go: (folder, zoo model it names). ptb-lstm-small is a
-# variant of ptb-lstm in a folder of its own that imports ptb_lstm's code, and
-# ptb_lstm/config.py holds its defaults; declared together in ptb_lstm's folder
-# (``SPECS = (...)``, as keras-hub's presets of one architecture) the pair goes.
-KNOWN = {("ptb_lstm_small", "ptb-lstm"), ("ptb_lstm", "ptb-lstm-small")}
+# Known departures, to go: (folder, zoo model it names). None today.
+KNOWN = set()
 
 
 def _names():

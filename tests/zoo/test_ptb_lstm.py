@@ -271,7 +271,7 @@ def test_package_only_scores_validation_and_stores_half_weights(tmp_path, capsys
 def test_small_recipe_is_the_same_network_at_the_small_size():
     from keras_seqmodels.zoo.models import spec
 
-    medium, small = (framework.Recipe.from_module(spec(n).recipe_module())
+    medium, small = (framework.Recipe.from_module(spec(n).recipe_module(), spec(n))
                      for n in ("ptb-lstm", "ptb-lstm-small"))  # fmt: skip
     assert (medium.name, small.name) == ("ptb-lstm", "ptb-lstm-small")
     assert (medium.config["units"], small.config["units"]) == (650, 200)

@@ -1,13 +1,26 @@
-"""The zoo model ``ptb-lstm``: its spec (task, recipe, exporter, card)."""
+"""The zoo models ``ptb-lstm`` (2 x 650) and ``ptb-lstm-small`` (2 x 200): one
+network, task and recipe at two sizes; their specs (task, recipe, exporter,
+card)."""
 
 from keras_seqmodels.zoo.model_spec import ModelSpec
 
-SPEC = ModelSpec(
-    name="ptb-lstm",
+_SHARED = dict(
     package=__name__,
     task=".task:LanguageModelTask",
     exporters={"savedmodel": "keras_seqmodels.export.language_model:export_language_model"},
     export_options=".task:export_defaults",
-    serving="and a .keras WordLanguageModel (train_language_model) "
-    "'text' strings -> 'next_word', 'next_word_logits', 'log_likelihood'",
+)
+SPECS = (
+    ModelSpec(
+        name="ptb-lstm",
+        serving="and a .keras WordLanguageModel (train_language_model) "
+        "'text' strings -> 'next_word', 'next_word_logits', 'log_likelihood'",
+        **_SHARED,
+    ),
+    ModelSpec(
+        name="ptb-lstm-small",
+        recipe=".small_recipe",
+        serving="'text' strings -> 'next_word', 'next_word_logits', 'log_likelihood'",
+        **_SHARED,
+    ),
 )
