@@ -52,6 +52,7 @@ def _export_file(args):
         raise UserError("--beam is for the SavedModel of a translation model")
     if args.format == "onnx" and (args.quantize or args.representative_data or args.batch_size):
         raise UserError(_LITERT_ONLY)
+    writer = export.FORMATS[args.format].writer()
     if args.name.endswith(".keras"):
         model = _load_keras_file(args.name)
     else:
@@ -59,6 +60,8 @@ def _export_file(args):
             model = zoo.load_model(args.name)
         except KeyError as err:
             raise UserError(str(err).strip("'\"")) from None
+        # A zoo model's own writer for the format (e.g. a tagger's id-level part).
+        writer = export.exporter_for(args.name, args.format, default=writer)
     try:
         options = {}
         if args.format == "litert":
@@ -67,7 +70,7 @@ def _export_file(args):
                 "representative_data": _representative(args.representative_data),
                 "batch_size": args.batch_size,
             }
-        written = export.FORMATS[args.format].writer()(model, args.directory, **options)
+        written = writer(model, args.directory, **options)
     except (ValueError, TypeError, NotImplementedError) as err:
         raise UserError(f"{args.name}: {str(err).splitlines()[0]}") from None
     print(f"wrote {written} ({export.FORMATS[args.format].written})")

@@ -89,16 +89,19 @@ def __getattr__(name):
     }
 
 
-def exporter_for(name, format="savedmodel"):
+def exporter_for(name, format="savedmodel", default=None):
     """The export function of a zoo model (the generic one if its spec names none).
 
     Args:
         name: a zoo model name, or ``None`` for the generic exporter.
-        format: a key of ``FORMATS``; only ``"savedmodel"`` has per-model
-            exporters today.
+        format: a key of ``FORMATS``. A spec may name its own exporter for
+            any format (e.g. a string-in tagger writes its id-level network
+            for ``"onnx"``).
+        default: what to return where the spec names no exporter for
+            ``format`` (default: the generic SavedModel exporter).
 
     Returns:
-        A function ``(model, directory, **options)`` that writes the SavedModel;
+        A function ``(model, directory, **options)`` that writes the export;
         for a zoo model whose spec has ``export_options`` (e.g. its shipped
         vocabulary), one that passes them unless the caller gives them.
 
@@ -112,8 +115,8 @@ def exporter_for(name, format="savedmodel"):
     spec = specs().get(name)
     exporter = None if spec is None else spec.exporter(format)
     if exporter is None:
-        return _function(GENERIC)
-    if spec.export_options is None:
+        return _function(GENERIC) if default is None else default
+    if spec.export_options is None or format != "savedmodel":
         return exporter
 
     @functools.wraps(exporter)

@@ -46,8 +46,9 @@ class ModelSpec:
         recipe: its recipe module (default ``".recipe"``; ``None``: none).
         exporters: ``{format: "module:function"}``, the exporter a format
             (``keras_seqmodels.export.FORMATS``) uses for this model instead
-            of the generic one; today only ``"savedmodel"`` has per-model
-            exporters.
+            of the generic one (``"savedmodel"``: ``(model, directory,
+            **options)``; ``"onnx"``, ``"litert"``: ``(model, path,
+            **options)``, e.g. the id-level part of a string-in model).
         export_options: ``"module:function"``, ``(name) -> dict``: options
             its exporters need beyond the model (e.g. the shipped
             vocabulary), read from its assets.

@@ -53,6 +53,37 @@ def test_zoo_language_model_to_onnx_with_lstm_nodes(tmp_path):
     np.testing.assert_allclose(got, np.asarray(model.predict(x, verbose=0)), rtol=1e-4, atol=1e-4)
 
 
+def test_zoo_tagger_to_onnx_writes_its_emission_network(tmp_path):
+    """ud-ewt-upos takes strings and decodes with a CRF: its spec's ONNX
+    writer exports the id-level network up to the CRF, run by onnxruntime."""
+    import onnx
+    import onnxruntime
+
+    from keras_seqmodels import zoo
+    from keras_seqmodels.zoo.models.ud_ewt_upos.deploy import emission_network
+
+    out = tmp_path / "tagger.onnx"
+    code, stdout, err = run_cli(["export", "ud-ewt-upos", str(out), "--format", "onnx"])
+    assert code == 0, err
+    assert f"wrote {out} (ONNX graph)" in stdout
+    kinds = [node.op_type for node in onnx.load(str(out)).graph.node]
+    assert kinds.count("LSTM") == 6 and "Loop" not in kinds and "Scan" not in kinds
+    emissions = emission_network(zoo.load_model("ud-ewt-upos"))
+    words = np.array([[5, 17, 230, 4, 0, 0], [8, 1, 0, 0, 0, 0]], "int32")
+    chars = np.random.default_rng(9).integers(1, 40, size=(2, 6, 20)).astype("int32")
+    chars[:, :, 7:] = 0
+    chars[words == 0] = 0
+    session = onnxruntime.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    feed = dict(zip([i.name for i in session.get_inputs()], [words, chars]))
+    [got] = session.run(None, feed)
+    expected = np.asarray(emissions.predict([words, chars], verbose=0))
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    # Its LiteRT file is refused with the reason (masked LSTMs).
+    code, _, err = run_cli(["export", "ud-ewt-upos", str(tmp_path / "t.tflite"), "--format",
+                            "litert", "--batch-size", "1"])  # fmt: skip
+    assert_one_line_error(code, err, "take masks", "--format onnx")
+
+
 @pytest.mark.parametrize(
     "argv, fragment",
     [

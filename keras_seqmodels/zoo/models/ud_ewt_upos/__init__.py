@@ -6,7 +6,11 @@ SPEC = ModelSpec(
     name="ud-ewt-upos",
     package=__name__,
     task=".task:TaggingTask",
-    exporters={"savedmodel": "keras_seqmodels.export.tagging:export_tagger"},
+    exporters={
+        "savedmodel": "keras_seqmodels.export.tagging:export_tagger",
+        "onnx": ".deploy:to_onnx",  # the emission network (ids in, tag scores out)
+        "litert": ".deploy:to_litert",  # refused with the reason
+    },
     serving="'text' raw strings -> 'tokens', 'tags' (tokenised as `seqmodels tag` does)",
     cli_defaults=("tag",),
 )
