@@ -34,7 +34,6 @@ directory that is not empty.
 """
 
 import functools
-import importlib
 import typing
 
 from keras_seqmodels.utils.bounds import check_keras_file
@@ -63,8 +62,9 @@ FORMATS = {
 
 
 def _function(reference):
-    module, function = reference.split(":")
-    return getattr(importlib.import_module(module), function)
+    from keras_seqmodels.zoo.model_spec import resolve
+
+    return resolve(reference)
 
 
 def __getattr__(name):

@@ -493,8 +493,7 @@ def test_tf_cudnn_equals_generic():
 @pytest.mark.parametrize("case", CASES)
 def test_torch_library_equals_generic(monkeypatch, kind, case):
     counter = Counter(monkeypatch, "_torch_rnn")
-    tolerance = dict(rtol=torch_float32_rtol())
-    assert_case_equal(kind, "float32", torch_float32_atol(), case, **tolerance)
+    assert_case_equal(kind, "float32", case=case, **torch_float32_tolerance())
     assert counter.calls > 0
 
 

@@ -97,11 +97,9 @@ FORWARD_CASES = [
 
 def keras_lstm_takes_jax_cudnn():
     """Whether Keras's ``LSTM`` runs cuDNN in inference (JAX on an NVIDIA GPU)."""
-    if keras.backend.backend() != "jax":
-        return False
-    import jax
+    from keras_seqmodels.layers import fused_rnn
 
-    return jax.default_backend() == "gpu"
+    return fused_rnn.on_jax_gpu()
 
 
 @pytest.mark.parametrize("kind,kwargs", FORWARD_CASES)

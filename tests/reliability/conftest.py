@@ -2,6 +2,23 @@ import json
 import os
 
 import fuzz_record
+import pytest
+
+from keras_seqmodels.zoo import api, registry
+
+
+@pytest.fixture
+def zoo_dir(tmp_path, monkeypatch):
+    """An empty zoo of one's own: its index, folder and cache under
+    ``tmp_path``, no mirror."""
+    index = tmp_path / "index.json"
+    index.write_text("{}")
+    for module in (api, registry):
+        monkeypatch.setattr(module, "INDEX_PATH", str(index))
+    monkeypatch.setenv(api.ENV_DIR, str(tmp_path / "zoo"))
+    monkeypatch.setenv(api.ENV_CACHE, str(tmp_path / "cache"))
+    monkeypatch.delenv(api.ENV_URL, raising=False)
+    return tmp_path
 
 
 def pytest_terminal_summary(terminalreporter):

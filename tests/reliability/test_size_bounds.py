@@ -24,7 +24,7 @@ import keras_seqmodels as ks
 from keras_seqmodels import testing
 from keras_seqmodels.data import conllu
 from keras_seqmodels.utils import bounds, validation
-from keras_seqmodels.zoo import api, registry
+from keras_seqmodels.zoo import api
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -308,18 +308,6 @@ def test_translator_refuses_oversized_settings(translator):
 
 
 # -- the zoo resolver reads no more than the index records ----------------------------
-
-
-@pytest.fixture
-def zoo_dir(tmp_path, monkeypatch):
-    index = tmp_path / "index.json"
-    index.write_text("{}")
-    for module in (api, registry):
-        monkeypatch.setattr(module, "INDEX_PATH", str(index))
-    monkeypatch.setenv(api.ENV_DIR, str(tmp_path / "zoo"))
-    monkeypatch.setenv(api.ENV_CACHE, str(tmp_path / "cache"))
-    monkeypatch.delenv(api.ENV_URL, raising=False)
-    return tmp_path
 
 
 def register(zoo_dir, name, assets=None):

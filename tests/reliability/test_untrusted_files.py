@@ -15,19 +15,6 @@ import pytest
 from fuzz_record import record
 
 import keras_seqmodels as ks
-from keras_seqmodels.zoo import api, registry
-
-
-@pytest.fixture
-def zoo_dir(tmp_path, monkeypatch):
-    index = tmp_path / "index.json"
-    index.write_text("{}")
-    for module in (api, registry):
-        monkeypatch.setattr(module, "INDEX_PATH", str(index))
-    monkeypatch.setenv(api.ENV_DIR, str(tmp_path / "zoo"))
-    monkeypatch.setenv(api.ENV_CACHE, str(tmp_path / "cache"))
-    monkeypatch.delenv(api.ENV_URL, raising=False)
-    return tmp_path
 
 
 def register(name, path):
