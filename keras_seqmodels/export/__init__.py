@@ -33,7 +33,6 @@ directory that is not empty.
     >>> export.export("my_esn.keras", "/tmp/esn")  # doctest: +SKIP
 """
 
-import functools
 import typing
 
 from keras_seqmodels.utils.bounds import check_keras_file
@@ -62,7 +61,7 @@ FORMATS = {
 
 
 def _function(reference):
-    from keras_seqmodels.zoo.model_spec import resolve
+    from keras_seqmodels.utils.references import resolve
 
     return resolve(reference)
 
@@ -110,21 +109,9 @@ def exporter_for(name, format="savedmodel", default=None):
     >>> exporter_for(None).__name__
     'export_model'
     """
-    from keras_seqmodels.zoo.models import specs
+    from keras_seqmodels.zoo import models
 
-    spec = specs().get(name)
-    exporter = None if spec is None else spec.exporter(format)
-    if exporter is None:
-        return _function(GENERIC) if default is None else default
-    if spec.export_options is None or format != "savedmodel":
-        return exporter
-
-    @functools.wraps(exporter)
-    def with_defaults(model, directory, **options):
-        defaults = {k: v for k, v in spec.default_export_options().items() if k not in options}
-        return exporter(model, directory, **defaults, **options)
-
-    return with_defaults
+    return models.exporter_for(name, format, default)
 
 
 def exporter_for_model(model):

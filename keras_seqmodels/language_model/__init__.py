@@ -10,8 +10,7 @@ with its vocabulary in its config, text-level ``next_words``,
 ``seqmodels export mine.keras DIR``.
 """
 
-from keras_seqmodels.language_model.model import WordLanguageModel
+from keras_seqmodels.language_model.model import WordLanguageModel, train_language_model
 from keras_seqmodels.language_model.text import build_vocabulary, read_words
-from keras_seqmodels.language_model.training import train_language_model
 
 __all__ = ["WordLanguageModel", "build_vocabulary", "read_words", "train_language_model"]

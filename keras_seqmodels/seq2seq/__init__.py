@@ -17,9 +17,9 @@ from keras_seqmodels.seq2seq.masked_accuracy import MaskedAccuracy
 from keras_seqmodels.seq2seq.masked_sparse_crossentropy import (
     MaskedSparseCrossentropy,
 )
-from keras_seqmodels.seq2seq.parallel_text import read_parallel_text, train_translator
+from keras_seqmodels.seq2seq.parallel_text import read_parallel_text
 from keras_seqmodels.seq2seq.recurrent_encoder import RecurrentEncoder
-from keras_seqmodels.seq2seq.translator import Translator
+from keras_seqmodels.seq2seq.translator import Translator, train_translator
 
 __all__ = [
     "AttentionDecoder",

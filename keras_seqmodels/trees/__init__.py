@@ -24,7 +24,7 @@ from keras_seqmodels.trees.encoding import (
 from keras_seqmodels.trees.network import build_tree_network, build_vocabulary
 from keras_seqmodels.trees.ptb import parse_ptb, read_ptb_file
 from keras_seqmodels.trees.root_accuracy import RootAccuracy
-from keras_seqmodels.trees.training import read_labelled_trees, train_tree_classifier
+from keras_seqmodels.trees.training import read_labelled_trees
 from keras_seqmodels.trees.tree import (
     Tree,
     TreeError,
@@ -32,7 +32,7 @@ from keras_seqmodels.trees.tree import (
     from_nested,
     lower_tokens,
 )
-from keras_seqmodels.trees.tree_classifier import TreeClassifier
+from keras_seqmodels.trees.tree_classifier import TreeClassifier, train_tree_classifier
 
 __all__ = [
     "RootAccuracy",

@@ -17,13 +17,12 @@ from keras_seqmodels.zoo.api import (
     asset_path,
     info,
     list_models,
-    load,
     load_model,
     read_asset,
 )
 from keras_seqmodels.zoo.model_spec import ModelSpec
 from keras_seqmodels.zoo.registry import register_model
-from keras_seqmodels.zoo.task import InputError, Task
+from keras_seqmodels.zoo.task import InputError, Task, load
 
 __all__ = [
     "ArtifactError",

@@ -430,30 +430,18 @@ def load_model(name, compile=False):
         ) from err
 
 
-def load(name):
-    """A zoo model as a task: raw inputs in, plain Python answers out.
+def __getattr__(attribute):
+    """``load``, now ``keras_seqmodels.zoo.load`` (one release, with a warning)."""
+    if attribute != "load":
+        raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+    import warnings
 
-    Args:
-        name: a name from ``list_models()``.
+    from keras_seqmodels.zoo.task import load
 
-    Returns:
-        A ``keras_seqmodels.zoo.task.Task`` (the model's own subclass, from
-        ``keras_seqmodels.zoo.models.<name with underscores>.task``; the
-        generic ``Task`` for a model without one) with ``.predict(inputs)``,
-        ``.model`` (the ``keras.Model``, SHA-256 checked, safe mode),
-        ``.export(directory)`` and ``.info``.
-
-    Raises:
-        KeyError: unknown name (the message lists the known models).
-        ArtifactError: missing, modified or corrupt artifact.
-
-    Example:
-
-    >>> task = load(list_models()[0])
-    >>> task.info["name"] == list_models()[0], task.model is not None
-    (True, True)
-    """
-    from keras_seqmodels.zoo.task import task_class
-
-    _entry(name)
-    return task_class(name)(name)
+    warnings.warn(
+        "keras_seqmodels.zoo.api.load moved to keras_seqmodels.zoo.load "
+        "(keras_seqmodels.zoo.task.load); the old path goes in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return load

@@ -15,23 +15,11 @@ neither Keras nor TensorFlow.
 """
 
 import dataclasses
-import importlib
 from types import MappingProxyType
 
+from keras_seqmodels.utils.references import resolve
 
-def resolve(reference, package=None):
-    """The object a ``"module:attribute"`` string names (a callable is returned as is).
-
-    Example:
-
-    >>> resolve("os.path:join").__name__
-    'join'
-    """
-    if not isinstance(reference, str):
-        return reference
-    module, _, attribute = reference.partition(":")
-    loaded = importlib.import_module(module, package)
-    return getattr(loaded, attribute) if attribute else loaded
+__all__ = ["ModelSpec", "resolve"]
 
 
 @dataclasses.dataclass(frozen=True)

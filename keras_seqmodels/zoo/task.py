@@ -113,7 +113,7 @@ class Task:
         Returns:
             The directory written.
         """
-        from keras_seqmodels.export import exporter_for
+        from keras_seqmodels.zoo.models import exporter_for
 
         exporter_for(self.name)(self.model, directory, **{**self.export_options(), **options})
         return directory
@@ -133,3 +133,31 @@ def task_class(name):
 
     spec = specs().get(name)
     return Task if spec is None else spec.task_class()
+
+
+def load(name):
+    """A zoo model as a task: raw inputs in, plain Python answers out.
+
+    Args:
+        name: a name from ``list_models()``.
+
+    Returns:
+        A ``keras_seqmodels.zoo.task.Task`` (the model's own subclass, from
+        ``keras_seqmodels.zoo.models.<name with underscores>.task``; the
+        generic ``Task`` for a model without one) with ``.predict(inputs)``,
+        ``.model`` (the ``keras.Model``, SHA-256 checked, safe mode),
+        ``.export(directory)`` and ``.info``.
+
+    Raises:
+        KeyError: unknown name (the message lists the known models).
+        ArtifactError: missing, modified or corrupt artifact.
+
+    Example:
+
+    >>> from keras_seqmodels.zoo.api import list_models
+    >>> task = load(list_models()[0])
+    >>> task.info["name"] == list_models()[0], task.model is not None
+    (True, True)
+    """
+    api.info(name)  # an unknown name fails here, listing the known ones
+    return task_class(name)(name)

@@ -33,8 +33,8 @@ def _entries():
     from keras_seqmodels.language_model import train_language_model
     from keras_seqmodels.seq2seq import train_translator
     from keras_seqmodels.tagging import train_tagger
+    from keras_seqmodels.trees import train_tree_classifier
     from keras_seqmodels.trees.serving import root_probabilities
-    from keras_seqmodels.trees.training import train_tree_classifier
 
     missing = "/nonexistent/file.txt"
     return {

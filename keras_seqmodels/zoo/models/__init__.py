@@ -120,6 +120,48 @@ def default_export_option(exporter, option):
     return None
 
 
+GENERIC_EXPORTER = "keras_seqmodels.export.generic:export_model"
+
+
+def exporter_for(name, format="savedmodel", default=None):
+    """The export function of zoo model ``name`` for ``format``: the one its
+    spec names, else ``default`` (the generic SavedModel exporter if ``None``).
+
+    ``keras_seqmodels.export.exporter_for`` is this function; a zoo task's
+    ``export`` and the CLI's ``seqmodels export NAME`` use it.
+
+    Args:
+        name: a zoo model name, or ``None`` for the generic exporter.
+        format: a key of ``keras_seqmodels.export.FORMATS``.
+        default: what to return where the spec names no exporter for ``format``.
+
+    Returns:
+        A function ``(model, directory, **options)``; for a model whose spec
+        has ``export_options`` (e.g. its shipped vocabulary), its SavedModel
+        exporter wrapped to pass them unless the caller gives them.
+
+    Example:
+
+    >>> exporter_for(None).__name__
+    'export_model'
+    """
+    from keras_seqmodels.utils.references import resolve
+
+    found = _specs().get(name)
+    exporter = None if found is None else found.exporter(format)
+    if exporter is None:
+        return resolve(GENERIC_EXPORTER) if default is None else default
+    if found.export_options is None or format != "savedmodel":
+        return exporter
+
+    @functools.wraps(exporter)
+    def with_defaults(model, directory, **options):
+        defaults = {k: v for k, v in found.default_export_options().items() if k not in options}
+        return exporter(model, directory, **defaults, **options)
+
+    return with_defaults
+
+
 def package_name(name):
     """Module name of the folder of zoo model ``name``.
 
