@@ -4,6 +4,7 @@ from keras_seqmodels.training import recipe_utils, sequence_length
 from keras_seqmodels.training.distribute import STRATEGIES, get_strategy
 from keras_seqmodels.training.distribute_fixes import (
     clip_after_all_reduce,
+    distribution_fixes,
     fix_multi_worker_fit,
 )
 from keras_seqmodels.training.fault_tolerance import (
@@ -37,6 +38,7 @@ __all__ = [
     "STRATEGIES",
     "get_strategy",
     "clip_after_all_reduce",
+    "distribution_fixes",
     "fix_multi_worker_fit",
     "recipe_utils",
 ]

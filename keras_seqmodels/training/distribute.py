@@ -14,8 +14,6 @@ so recipes compile with ``jit_compile=True``, batch with
 (``DistributedSetup.batch(padded_shapes=...)`` / ``bucket_batch``).
 """
 
-from keras_seqmodels.training.distribute_fixes import install_distribution_fixes
-
 STRATEGIES = ("default", "mirrored", "multi-worker", "tpu")
 
 
@@ -31,7 +29,10 @@ def get_strategy(name="default", tpu_address=None):
 
     Returns:
         A ``tf.distribute.Strategy``; build and compile the model inside its
-        ``scope()``.
+        ``scope()``, and train inside ``distribution_fixes()``
+        (``keras_seqmodels.training.distribute_fixes``: Keras clips each
+        replica's gradient before summing them, and its ``fit`` fails under
+        ``MultiWorkerMirroredStrategy``); the recipe framework does both.
 
     Example:
 
@@ -47,9 +48,6 @@ def get_strategy(name="default", tpu_address=None):
         )
     if name == "default":
         return tf.distribute.get_strategy()
-    # Correct clipping and multi-worker fit for every model of this process
-    # (keras_seqmodels.training.distribute_fixes).
-    install_distribution_fixes()
     if name == "mirrored":
         if tf.config.list_logical_devices("GPU"):
             return tf.distribute.MirroredStrategy()

@@ -1,10 +1,11 @@
 """Corrections for two Keras 3 defects under ``tf.distribute``.
 
-``get_strategy`` installs both for every model and optimizer
-(``install_distribution_fixes``) when it makes a distributed strategy, so the
-recipes get them; ``clip_after_all_reduce(optimizer)`` and
-``fix_multi_worker_fit(model)`` apply them to one object, for strategies made
-without ``get_strategy``.
+``with distribution_fixes():`` applies both to every Keras optimizer and
+model while the block runs and puts Keras back as it was on exit; the recipe
+framework's strategy scope enters it, so the recipes get them.
+``clip_after_all_reduce(optimizer)`` and ``fix_multi_worker_fit(model)``
+apply them to one object; ``install_distribution_fixes()`` to the whole
+process, for good.
 
 1. **Clipping before the all-reduce.** Keras's optimizer clips the gradients
    (``clipnorm``, ``global_clipnorm``, ``clipvalue``) in each replica, on that
@@ -28,6 +29,7 @@ These touch private Keras methods; each function checks that they exist and
 raises a clear error if a Keras release renames them.
 """
 
+import contextlib
 import functools
 
 from keras_seqmodels import _compat
@@ -170,19 +172,30 @@ def _installed():
 
 
 def install_distribution_fixes():
-    """Apply both fixes to every Keras optimizer and model of this process.
+    """Apply both fixes to every Keras optimizer and model of this process, for good.
 
     Idempotent. Behaviour changes only inside a ``tf.distribute`` strategy of
-    more than one replica (clipping) or several workers (``fit``).
+    more than one replica (clipping) or several workers (``fit``). Prefer
+    ``with distribution_fixes():``, which undoes them on exit.
     """
+    _install()
+
+
+def _install():
+    """Patch Keras; return a function that restores what was patched (a
+    no-op when the fixes were already in place)."""
     if _installed():
-        return
-    TFOptimizer, TensorFlowTrainer, _ = _compat.tensorflow_trainer()
+        return lambda: None
+    TFOptimizer, TensorFlowTrainer, trainer = _compat.tensorflow_trainer()
     _require(TFOptimizer, "_clip_gradients", "install_distribution_fixes")
     _require(TensorFlowTrainer, "_maybe_symbolic_build", "install_distribution_fixes")
     _require(TensorFlowTrainer, "_symbolic_build", "install_distribution_fixes")
     clip_local = TFOptimizer._clip_gradients
     symbolic_build = TensorFlowTrainer._maybe_symbolic_build
+    # What each class defines itself (an inherited method is not put back on it).
+    own = [(TFOptimizer, "_clip_gradients"), (TensorFlowTrainer, "_maybe_symbolic_build")]
+    own = [(cls, name, cls.__dict__[name]) for cls, name in own if name in cls.__dict__]
+    reduce_original = trainer.reduce_per_replica
 
     @functools.wraps(clip_local)
     def clip_gradients(self, grads):
@@ -198,6 +211,44 @@ def install_distribution_fixes():
     TFOptimizer._clip_gradients = clip_gradients
     TensorFlowTrainer._maybe_symbolic_build = maybe_symbolic_build
     TFOptimizer._keras_seqmodels_fixes = True
+
+    def undo():
+        del TFOptimizer._clip_gradients, TensorFlowTrainer._maybe_symbolic_build
+        for cls, name, value in own:
+            setattr(cls, name, value)
+        trainer.reduce_per_replica = reduce_original
+        del TFOptimizer._keras_seqmodels_fixes
+
+    return undo
+
+
+@contextlib.contextmanager
+def distribution_fixes():
+    """Apply both fixes to every Keras optimizer and model inside the block.
+
+    On exit Keras's methods are as they were before (fixes that were already
+    installed, by ``install_distribution_fixes`` or an enclosing block, stay).
+    The recipe framework trains inside it.
+
+    Example:
+
+    >>> from keras_seqmodels.training.distribute_fixes import fixes_active
+    >>> with distribution_fixes():
+    ...     fixes_active()
+    True
+    >>> fixes_active()
+    False
+    """
+    undo = _install()
+    try:
+        yield
+    finally:
+        undo()
+
+
+def fixes_active():
+    """Whether the process-wide fixes are in place now."""
+    return _installed()
 
 
 def _install_scalar_log_reduction():

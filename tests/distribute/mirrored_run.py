@@ -6,6 +6,7 @@ configured before TensorFlow starts, which would disturb other tests.
     python tests/distribute/mirrored_run.py OUT.npz
 """
 
+import contextlib
 import os
 import sys
 
@@ -41,8 +42,12 @@ def build():
 
 
 def train(strategy, optimizer, epochs, fixes=True, steps=None):
+    """``fixes``: compile with ``dist.compile`` (the fixes on this one
+    optimizer), else plain ``model.compile`` and ``fit`` inside
+    ``distribution_fixes()``, as the recipe framework trains."""
     x, y = data()
-    with recipe_utils.strategy_scope(strategy=strategy, batch_size=GLOBAL_BATCH) as dist:
+    block = contextlib.nullcontext() if fixes else ks.training.distribution_fixes()
+    with block, recipe_utils.strategy_scope(strategy=strategy, batch_size=GLOBAL_BATCH) as dist:
         model = build()
         initial = [w.copy() for w in model.get_weights()]
         optimizer = keras.optimizers.get(optimizer)
@@ -51,7 +56,9 @@ def train(strategy, optimizer, epochs, fixes=True, steps=None):
         else:
             model.compile(optimizer=optimizer, loss="mse")
         dataset = dist.batch(tf.data.Dataset.from_tensor_slices((x, y)))
-    history = model.fit(dataset, epochs=epochs, steps_per_epoch=steps, verbose=0, shuffle=False)
+        history = model.fit(
+            dataset, epochs=epochs, steps_per_epoch=steps, verbose=0, shuffle=False
+        )
     return dist.num_replicas, history.history["loss"], initial, model.get_weights()
 
 

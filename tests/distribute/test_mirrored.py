@@ -100,9 +100,10 @@ def test_clipnorm_update_equals_one_device(runs):
     np.testing.assert_allclose(per_variable, 0.05, rtol=1e-4)
 
 
-def test_plain_compile_is_fixed_by_get_strategy(runs):
-    # Recipes call model.compile themselves: get_strategy("mirrored") has
-    # installed the fix for every optimizer, so their update is right too.
+def test_plain_compile_is_fixed_inside_distribution_fixes(runs):
+    # Recipes call model.compile themselves: the framework trains them inside
+    # distribution_fixes(), which fixes every optimizer, so their update is
+    # right too.
     assert update_norm(runs, "global_clipnorm_compile", "two") == pytest.approx(0.1, rel=1e-4)
     for a, b in zip(
         weights(runs, "global_clipnorm_compile", "two", "final"),

@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import pytest
 
+import keras_seqmodels as ks
 from keras_seqmodels.training import get_strategy, recipe_utils
 
 pytestmark = pytest.mark.tf_only
@@ -98,3 +99,39 @@ def test_precision_option_sets_the_policy():
         assert keras.config.dtype_policy().name == "mixed_bfloat16"
     finally:
         keras.config.set_dtype_policy(previous)
+
+
+def test_distribution_fixes_are_undone_on_exit():
+    from keras_seqmodels import _compat
+    from keras_seqmodels.training import distribute_fixes
+
+    optimizer_class, trainer_class, trainer = _compat.tensorflow_trainer()
+    before = (
+        optimizer_class._clip_gradients,
+        trainer_class._maybe_symbolic_build,
+        trainer.reduce_per_replica,
+        dict(optimizer_class.__dict__).keys(),
+    )
+    assert not distribute_fixes.fixes_active()
+    with ks.training.distribution_fixes():
+        assert distribute_fixes.fixes_active()
+        assert optimizer_class._clip_gradients is not before[0]
+        assert trainer_class._maybe_symbolic_build is not before[1]
+        with ks.training.distribution_fixes():  # nested: the outer block's stay
+            pass
+        assert distribute_fixes.fixes_active()
+    assert not distribute_fixes.fixes_active()
+    after = (
+        optimizer_class._clip_gradients,
+        trainer_class._maybe_symbolic_build,
+        trainer.reduce_per_replica,
+        dict(optimizer_class.__dict__).keys(),
+    )
+    assert after == before
+
+
+def test_get_strategy_changes_nothing_process_wide():
+    from keras_seqmodels.training import distribute_fixes
+
+    get_strategy("mirrored")
+    assert not distribute_fixes.fixes_active()

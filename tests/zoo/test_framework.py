@@ -511,3 +511,25 @@ def test_init_from_a_file_that_is_not_a_keras_model_names_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="--init-from: no such file"):
         framework.main(TINY_RECIPE, "train", [*argv, str(tmp_path / "missing.keras")])
     assert not (tmp_path / "run").exists()  # refused before anything ran
+
+
+@pytest.mark.tf_only
+def test_tensorflow_training_runs_inside_the_distribution_fixes_and_undoes_them(tmp_path):
+    import keras
+
+    from keras_seqmodels.training.distribute_fixes import fixes_active
+
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("tf.distribute")
+    seen = []
+
+    def build_and_record(config):
+        seen.append(fixes_active())
+        return TINY_RECIPE.build_model(config)
+
+    recipe = framework.Recipe(**{**TINY_RECIPE.__dict__, "build_model": build_and_record})
+    assert not fixes_active()
+    framework.main(recipe, "train", ["--work-dir", str(tmp_path), "--verbose", "0",
+                                     "--strategy", "mirrored", "--epochs", "1"])  # fmt: skip
+    assert seen == [True]
+    assert not fixes_active()  # Keras is as it was once the recipe is done

@@ -1,8 +1,8 @@
 """The distribution a recipe trains under, on TensorFlow or JAX.
 
 TensorFlow: ``tf.distribute`` by ``--strategy`` (``default``, ``mirrored``,
-``multi-worker``, ``tpu``) through ``training.recipe_utils``, with its fixes
-for clipping and multi-worker ``fit``. JAX: ``keras.distribution``; every
+``multi-worker``, ``tpu``) through ``training.recipe_utils``, inside
+``distribution_fixes()`` (clipping and multi-worker ``fit``). JAX: ``keras.distribution``; every
 strategy but ``default`` is ``DataParallel`` over the local devices
 (``multi-worker`` first calls ``keras.distribution.initialize()``, ``tpu``
 takes the TPU devices). ``--batch-size`` is the global batch on both.
@@ -77,7 +77,14 @@ def scope(args, strategy=None):
     ``create``, or one made from ``args`` now); yield a ``Setup``."""
     backend = keras.backend.backend()
     if backend == "tensorflow":
-        with recipe_utils.strategy_scope(args, strategy=strategy) as tf_setup:
+        from keras_seqmodels.training.distribute_fixes import distribution_fixes
+
+        # Keras's clipping and multi-worker fit corrected while the recipe
+        # trains, and put back as they were when it is done.
+        with (
+            distribution_fixes(),
+            recipe_utils.strategy_scope(args, strategy=strategy) as tf_setup,
+        ):
             yield Setup(tf_setup, args.batch_size)
         return
     keras.config.set_dtype_policy(args.precision)
