@@ -57,14 +57,17 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--ptb", action="store_true", help="also ptb-lstm-small's perplexity")
+    parser.add_argument("--ptb", action="store_true", help="also a PTB model's perplexity")
+    parser.add_argument("--ptb-model", default="ptb-lstm-small", help="the zoo model for --ptb")
+    parser.add_argument("--ptb-only", action="store_true", help="--ptb without the latency table")
     default_data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
     parser.add_argument("--data-dir", default=default_data)
     return parser.parse_args(argv)
 
 
 def ptb_perplexity(args, window=35, batch=32):
-    """Test perplexity of ptb-lstm-small as Keras and as LiteRT float32 / dynamic / int8."""
+    """Test perplexity of the zoo's ``--ptb-model`` as Keras and as LiteRT float32 / dynamic /
+    int8."""
     import math
 
     import numpy as np
@@ -74,8 +77,8 @@ def ptb_perplexity(args, window=35, batch=32):
     from keras_seqmodels.export.litert_export import run_litert
     from keras_seqmodels.language_model import text
 
-    vocabulary = zoo.load("ptb-lstm-small").vocabulary  # the task: text is lower-cased
-    network = zoo.load_model("ptb-lstm-small")
+    vocabulary = zoo.load(args.ptb_model).vocabulary  # the task: text is lower-cased
+    network = zoo.load_model(args.ptb_model)
     folder = os.path.join(args.data_dir, "ptb")
 
     def windows(name):
@@ -123,7 +126,7 @@ def ptb_perplexity(args, window=35, batch=32):
     finally:
         shutil.rmtree(out, ignore_errors=True)
     reference = results[1][2]
-    print(f"\nptb-lstm-small test perplexity ({n} predicted words; windows of {window})\n")
+    print(f"\n{args.ptb_model} test perplexity ({n} predicted words; windows of {window})\n")
     print("| model | file KiB | x float file | perplexity | vs LiteRT float32 |")
     print("|---|---:|---:|---:|---:|")
     for name, size, value in results:
@@ -282,8 +285,10 @@ def main(argv=None):
 
     from keras_seqmodels import export
 
-    if args.ptb:
+    if args.ptb or args.ptb_only:
         ptb_perplexity(args)
+    if args.ptb_only:
+        return
     ours, theirs = build_models(args)
     rng = np.random.default_rng(args.seed)
     shape = (args.length, args.features)

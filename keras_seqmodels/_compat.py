@@ -62,3 +62,11 @@ def run_functional_graph(model, inputs, call_fn):
     ``keras.Input`` s and each call's outputs in place of its Keras tensors;
     returns the model's outputs in its output structure."""
     return model._run_through_graph(inputs, operation_fn=lambda op: op, call_fn=call_fn)
+
+
+def create_graph_op(graph, op_type, inputs, dtypes, attrs):
+    """Add an op to a TensorFlow ``graph`` by its type name
+    (``Graph._create_op_internal``): the LiteRT exporter's RNN stub op, whose
+    ``_tflite_input_indices`` attribute no public op constructor writes.
+    Returns the ``tf.Operation``."""
+    return graph._create_op_internal(op_type, inputs, dtypes=dtypes, attrs=attrs)

@@ -54,6 +54,13 @@ the LSTM's input (``Masking``, ``mask_zero=True``), ``initial_state``,
 ``return_state``, ``stateful=True``, activations other than tanh/sigmoid (such
 a layer runs as a loop instead), and ``quantize="int8"`` with peepholes.
 
+Tied embeddings: with ``quantize="dynamic"`` or ``"int8"``, a matrix that
+the model both looks up (``GATHER``) and multiplies by (the logits of a
+``ReversibleEmbedding``: ``FULLY_CONNECTED``) is stored once, as one int8
+tensor with one symmetric scale that both ops read (the converter writes
+two: a per-tensor lookup table and per-row output weights);
+``_share_tied_weights``.
+
 Running the file: the fused kernel keeps its ``h`` and ``c`` in variable
 tensors that **persist across invocations** (LiteRT's design, for streaming):
 call ``interpreter.reset_all_variables()`` (C++:
@@ -170,6 +177,9 @@ def to_litert(
     tracer.fuse_elman = _register_rnn_stub()
     content = _convert(graph, tracer, quantize, representative_data, batch_size)
     content = _patch_fused_ops(content, tracer.fused, tracer.fused_rnn)
+    if quantize in ("dynamic", "int8"):
+        matrices = [v for v in tracer.values.values() if v.ndim == 2]
+        content = _share_tied_weights(content, matrices)
     _check_ops(content, tracer.fused, tracer.fused_rnn)
     with open(path, "wb") as f:
         f.write(content)
@@ -646,9 +656,12 @@ def _sequence_rnn(inputs, weights, recurrent_weights, bias, state):
     returns the output sequence ``(time, batch, units)``."""
     import tensorflow as tf
 
+    from keras_seqmodels._compat import create_graph_op
+
     indices = tf.compat.v1.AttrValue(list=tf.compat.v1.AttrValue.ListValue(i=range(5)))
     graph = tf.compat.v1.get_default_graph()
-    op = graph._create_op_internal(
+    op = create_graph_op(
+        graph,
         _RNN_STUB,
         [inputs, weights, recurrent_weights, bias, state],
         dtypes=[tf.float32, tf.float32],
@@ -916,6 +929,175 @@ def _add_constant(model, graph, values, weights_type, schema):
     tensor.buffer = len(model.buffers) - 1
     graph.tensors.append(tensor)
     return len(graph.tensors) - 1
+
+
+def _share_tied_weights(content, matrices=()):
+    """Store a tied embedding matrix once in a quantized file.
+
+    A model whose logits reuse its embedding matrix (``ReversibleEmbedding``,
+    or any ``x @ E.T`` with ``E`` an embedding table) converts to a ``GATHER``
+    on ``E`` and a ``FULLY_CONNECTED`` whose weights are ``E`` too: one
+    buffer in a float file, two once quantized, as the converter gives the
+    lookup table one scale (with ``"int8"``, the calibrated range of the
+    lookup's output, with a zero point) and the output layer's weights one
+    symmetric scale per row. Here each ``FULLY_CONNECTED`` whose int8
+    weights hold the same matrix as an int8 ``GATHER`` table (same shape,
+    values within a quantization step) reads that table instead, with one
+    symmetric per-tensor scale (the fully-connected kernels take per-tensor
+    weights in their integer and hybrid paths, and no zero point). A table
+    with a zero point is first requantized to ``max|E| / 127`` from the float
+    matrix (one of ``matrices``, else the output layer's dequantized
+    weights), and the lookups' outputs (and what passes them on unchanged,
+    such as a ``RESHAPE``) get that scale; an int32 bias is requantized to
+    the new weight scale; the unused weights' buffer is emptied."""
+    from tensorflow.lite.python import schema_py_generated as schema
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    model = _read(content)
+    graph = model.subgraphs[0]
+    lookups = [op for op in graph.operators if _op_name(model, op) == "GATHER"]
+    tables = sorted(
+        {
+            int(op.inputs[0])
+            for op in lookups
+            if _int8_constant(model, graph.tensors[int(op.inputs[0])], schema)
+            and len(graph.tensors[int(op.inputs[0])].quantization.scale) == 1
+        }
+    )
+    shared = False
+    for op in graph.operators:
+        if not tables or _op_name(model, op) != "FULLY_CONNECTED":
+            continue
+        index = int(op.inputs[1])
+        weights = graph.tensors[index]
+        if not _int8_constant(model, weights, schema):
+            continue
+        values = _dequantized(model, weights)
+        for table in tables:
+            tensor = graph.tensors[table]
+            if table == index or list(tensor.shape) != list(weights.shape):
+                continue
+            step = max(
+                float(tensor.quantization.scale[0]), float(np.max(weights.quantization.scale))
+            )
+            if np.mean(np.abs(_dequantized(model, tensor) - values)) > 0.5 * step:
+                continue
+            if tensor.quantization.zeroPoint[0] != 0:
+                floats = [m for m in matrices if m.shape == values.shape]
+                floats = [m for m in floats if np.mean(np.abs(m - values)) <= 0.5 * step]
+                _symmetric_table(model, graph, table, floats[0] if floats else values, schema)
+            scale = float(tensor.quantization.scale[0])
+            bias = int(op.inputs[2]) if len(op.inputs) > 2 else -1
+            if bias >= 0 and graph.tensors[bias].type == schema.TensorType.INT32:
+                _requantize_bias(model, graph, op, bias, scale, schema)
+            op.inputs[1] = table
+            shared = True
+            break
+    if not shared:
+        return content
+    used = {0}
+    for g in model.subgraphs:
+        read = {int(i) for op in g.operators for i in list(op.inputs) + list(op.outputs)}
+        read |= {int(i) for op in g.operators for i in _list(op.intermediates)}
+        read |= {int(i) for i in list(g.inputs) + list(g.outputs)}
+        used |= {int(g.tensors[i].buffer) for i in read if i >= 0}
+    for i, buffer in enumerate(model.buffers):
+        if i not in used:
+            buffer.data = None
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
+
+
+# Ops whose int8 output is their input's bytes (the converter gives it the
+# input's scale and zero point).
+_SAME_SCALE = {
+    "RESHAPE",
+    "SQUEEZE",
+    "EXPAND_DIMS",
+    "TRANSPOSE",
+    "SLICE",
+    "STRIDED_SLICE",
+    "GATHER",
+    "SPLIT",
+    "SPLIT_V",
+    "PACK",
+    "UNPACK",
+}
+
+
+def _list(values):
+    return [] if values is None else list(values)
+
+
+def _symmetric_table(model, graph, table, matrix, schema):
+    """Requantize an int8 lookup table to one symmetric scale and give that
+    scale to the lookups' outputs, following ops that pass them on
+    unchanged."""
+    scale = float(np.max(np.abs(matrix))) / 127.0 or 1.0
+    data = np.clip(np.round(matrix / scale), -127, 127).astype(np.int8)
+    buffer = schema.BufferT()
+    buffer.data = np.frombuffer(data.tobytes(), np.uint8)
+    model.buffers.append(buffer)
+    tensor = graph.tensors[table]
+    tensor.buffer = len(model.buffers) - 1
+    tensor.quantization.scale, tensor.quantization.zeroPoint = [scale], [0]
+    pending = [
+        int(o)
+        for op in graph.operators
+        if _op_name(model, op) == "GATHER" and int(op.inputs[0]) == table
+        for o in op.outputs
+    ]
+    while pending:
+        index = pending.pop()
+        q = graph.tensors[index].quantization
+        if q is None or q.scale is None or len(q.scale) != 1:
+            continue
+        q.scale, q.zeroPoint = [scale], [0]
+        for op in graph.operators:
+            if _op_name(model, op) in _SAME_SCALE and int(op.inputs[0]) == index:
+                pending.extend(int(o) for o in op.outputs)
+
+
+def _int8_constant(model, tensor, schema):
+    data = model.buffers[tensor.buffer].data
+    q = tensor.quantization
+    return (
+        tensor.type == schema.TensorType.INT8
+        and data is not None
+        and len(data) > 0
+        and q is not None
+        and q.scale is not None
+        and len(q.scale) > 0
+    )
+
+
+def _dequantized(model, tensor):
+    """An int8 constant's values, per-tensor or per-channel."""
+    q = tensor.quantization
+    values = np.frombuffer(bytes(model.buffers[tensor.buffer].data), np.int8)
+    values = values.reshape(tensor.shape).astype(np.float64)
+    shape = [1] * values.ndim
+    if len(q.scale) > 1:
+        shape[q.quantizedDimension] = len(q.scale)
+    scale = np.asarray(q.scale, np.float64).reshape(shape)
+    zero = np.asarray(q.zeroPoint, np.float64).reshape(shape)
+    return (values - zero) * scale
+
+
+def _requantize_bias(model, graph, op, bias, scale, schema):
+    """An integer fully-connected op's int32 bias (scale: input scale times
+    each weight row's) for weights of one ``scale``, in a buffer of its own."""
+    tensor = graph.tensors[bias]
+    old = np.asarray(tensor.quantization.scale, np.float64)
+    values = np.frombuffer(bytes(model.buffers[tensor.buffer].data), np.int32) * old
+    new = float(graph.tensors[int(op.inputs[0])].quantization.scale[0]) * scale
+    data = np.round(values / new).clip(-(2**31), 2**31 - 1).astype(np.int32)
+    buffer = schema.BufferT()
+    buffer.data = np.frombuffer(data.tobytes(), np.uint8)
+    model.buffers.append(buffer)
+    tensor.buffer = len(model.buffers) - 1
+    tensor.quantization.scale = [new]
+    tensor.quantization.zeroPoint = [0]
+    tensor.quantization.quantizedDimension = 0
 
 
 def _check_ops(content, fused, fused_rnn=()):
