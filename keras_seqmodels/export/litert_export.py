@@ -86,6 +86,7 @@ import warnings
 import numpy as np
 
 QUANTIZE = (None, "dynamic", "float16", "int8")
+FUSE = ("lstm", "rnn")  # the layer kinds ``to_litert(fuse=...)`` can write as fused ops
 FUSED_LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
 FUSED_RNN = "UNIDIRECTIONAL_SEQUENCE_RNN"
 # Operand positions of LiteRT's LSTM kernels (tflite/kernels/lstm_shared.h).
@@ -104,6 +105,7 @@ def to_litert(
     quantize=None,
     representative_data=None,
     batch_size=None,
+    fuse=FUSE,
 ):
     """Write ``model`` as a LiteRT (``.tflite``) file with fused LSTM kernels.
 
@@ -127,6 +129,13 @@ def to_litert(
         batch_size: ``None`` keeps the model's batch dimension (dynamic if
             the model's is ``None``); an int fixes it (``1`` for on-device
             streaming).
+        fuse: the layer kinds written as LiteRT's fused ops, a tuple of
+            ``"lstm"`` (``UNIDIRECTIONAL_SEQUENCE_LSTM``) and ``"rnn"``
+            (Elman layers: ``UNIDIRECTIONAL_SEQUENCE_RNN``); a kind left out
+            converts as a ``WHILE`` loop of builtin ops, like a GRU.
+            ``fuse=("lstm",)`` keeps Elman layers as loops, which XNNPACK
+            runs faster on x86 CPUs than the fused RNN kernel (see
+            docs/deploy.md).
 
     Returns:
         ``path``.
@@ -168,13 +177,14 @@ def to_litert(
             "to_litert: needs the TensorFlow backend (set KERAS_BACKEND=tensorflow). "
             f"Received backend: {keras.backend.backend()}"
         )
+    fuse = _fuse_kinds(fuse)
     graph = _functional(model)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"to_litert: no such folder for `path`: {folder}")
 
-    tracer = _Tracer(quantize, {id(v): _numpy(v) for v in graph.variables})
-    tracer.fuse_elman = _register_rnn_stub()
+    tracer = _Tracer(quantize, {id(v): _numpy(v) for v in graph.variables}, fuse)
+    tracer.fuse_elman = "rnn" in fuse and _register_rnn_stub()
     content = _convert(graph, tracer, quantize, representative_data, batch_size)
     content = _patch_fused_ops(content, tracer.fused, tracer.fused_rnn)
     if quantize in ("dynamic", "int8"):
@@ -184,6 +194,22 @@ def to_litert(
     with open(path, "wb") as f:
         f.write(content)
     return path
+
+
+def _fuse_kinds(fuse):
+    """``fuse`` as a tuple of ``FUSE`` names; one name may be given alone."""
+    kinds = (fuse,) if isinstance(fuse, str) else fuse
+    try:
+        kinds = tuple(kinds)
+    except TypeError:
+        kinds = None
+    if kinds is None or not all(isinstance(k, str) and k in FUSE for k in kinds):
+        raise ValueError(
+            "to_litert: `fuse` must be a tuple of the layer kinds to write as fused ops, "
+            "'lstm' and/or 'rnn' (e.g. ('lstm',) keeps Elman layers as loops, () keeps "
+            f"every layer a loop). Received: fuse={fuse!r}"
+        )
+    return kinds
 
 
 def run_litert(interpreter, *inputs):
@@ -272,8 +298,9 @@ class _Tracer:
     function the converter fuses and each Elman layer with the converter's
     RNN stub op; records each fused layer's weights."""
 
-    def __init__(self, quantize, values):
+    def __init__(self, quantize, values, fuse=FUSE):
         self.quantize = quantize
+        self.fuse = fuse
         self.values = values  # id(variable) -> its NumPy value
         self.fused = []  # (layer name, kernel, peepholes or None)
         self.fused_rnn = []  # (layer name, kernel, activation name)
@@ -297,12 +324,12 @@ class _Tracer:
         if isinstance(layer, (layers.Bidirectional, keras.layers.Bidirectional)):
             forward = getattr(layer, "forward_layer", None)
             backward = getattr(layer, "backward_layer", None)
-            if _lstm_weights(forward) is not None and _lstm_weights(backward) is not None:
+            if self._fused_lstm(forward) and self._fused_lstm(backward):
                 return self.bidirectional(layer, *args, **kwargs)
             if all(self._elman_fusable(sub, args, kwargs) for sub in (forward, backward)):
                 if not getattr(layer, "return_state", False):
                     return self.bidirectional(layer, *args, **kwargs)
-        elif _lstm_weights(layer) is not None:
+        elif self._fused_lstm(layer):
             self._check_fusable(layer, layer, args, kwargs)
             return self.lstm(layer, args[0], layer.go_backwards)
         elif self._elman_fusable(layer, args, kwargs):
@@ -373,13 +400,16 @@ class _Tracer:
                 "calibrate; use quantize='dynamic' or 'float16'"
             )
 
+    def _fused_lstm(self, layer):
+        return "lstm" in self.fuse and _lstm_weights(layer) is not None
+
     def _elman_fusable(self, layer, args, kwargs):
         """Whether LiteRT's fused RNN computes this Elman layer as called.
         Unlike the LSTM's, these cases are not refused: the layer runs as a
         loop of builtin ops, as it did before the fused op."""
         from keras_seqmodels._compat import get_keras_mask
 
-        if layer is None or _elman_weights(layer) is None:
+        if layer is None or "rnn" not in self.fuse or _elman_weights(layer) is None:
             return False
         if not self.fuse_elman:
             warnings.warn(
@@ -870,13 +900,18 @@ def _drop_unused_rnn_ops(model, graph):
 
 
 def _float32_states(model, graph, op, schema, positions=_STATES):
-    """With float16 weights the converter also stores the zero states as
-    float16 behind a ``DEQUANTIZE``, whose output is rewritten to batch 1 at
-    every run; give the op float32 variable states again."""
+    """Give the op float32 variable state tensors of its own where the
+    converter did not: with float16 weights it stores the zero states as
+    float16 behind a ``DEQUANTIZE`` (whose output is rewritten to batch 1 at
+    every run), and it may feed the fused RNN the same zeros as another op
+    (e.g. the initial state of a following ``WHILE`` loop), which would then
+    read the state that the fused kernel wrote in place."""
     for position in positions:
         index = int(op.inputs[position])
         producer = next((o for o in graph.operators if index in list(o.outputs)), None)
-        if producer is None or _op_name(model, producer) != "DEQUANTIZE":
+        readers = [o for o in graph.operators for i in o.inputs if int(i) == index]
+        shared = len(readers) > 1 or index in [int(i) for i in graph.outputs]
+        if not shared and (producer is None or _op_name(model, producer) != "DEQUANTIZE"):
             continue
         old = graph.tensors[index]
         tensor = schema.TensorT()
@@ -888,7 +923,8 @@ def _float32_states(model, graph, op, schema, positions=_STATES):
         tensor.buffer = 0  # no data: the runtime allocates it, zeroed
         graph.tensors.append(tensor)
         op.inputs[position] = len(graph.tensors) - 1
-        if not any(index in list(o.inputs) for o in graph.operators):
+        read = {int(i) for o in graph.operators for i in o.inputs}
+        if producer is not None and not any(int(i) in read for i in producer.outputs):
             graph.operators.remove(producer)
 
 

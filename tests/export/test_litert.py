@@ -238,6 +238,33 @@ def test_elman_loop_where_the_stub_op_is_taken(tmp_path, monkeypatch):
     np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(
+    "fuse, fused_ops",
+    [(("lstm", "rnn"), [FUSED, FUSED_RNN]), (("lstm",), [FUSED]), ("rnn", [FUSED_RNN]), ((), [])],
+)
+def test_fuse_chooses_fused_ops_or_loops(tmp_path, fuse, fused_ops):
+    """``fuse`` names the layer kinds written as fused ops; the others are
+    WHILE loops of builtin ops, equally right."""
+    model = keras.Sequential(
+        [
+            keras.Input((T, F), batch_size=2),
+            ks.layers.SimpleRNN(N, return_sequences=True),
+            _lstm(return_sequences=True),
+        ]
+    )
+    path = litert_export.to_litert(model, os.path.join(tmp_path, "m.tflite"), fuse=fuse)
+    with open(path, "rb") as f:
+        content = f.read()
+    interpreter = interpreter_module.Interpreter(model_path=path)
+    names = _ops(interpreter)
+    assert [op for op in (FUSED, FUSED_RNN) if op in names] == fused_ops, names
+    assert names.count("WHILE") == 2 - len(fused_ops), names
+    assert litert_export.op_names(content) == names
+    x = _inputs(2)
+    (y,) = litert_export.run_litert(interpreter, x)
+    np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("cell", [ks.cells.GRUCell(N), ks.cells.GRUCell(N, reset_after=True)])
 def test_loop_cells_use_builtin_ops(tmp_path, cell):
     """No fused kernel for these: a WHILE loop at a fixed batch, unrolled with
@@ -326,6 +353,9 @@ def test_refusals(tmp_path):
         export.to_litert(plain, path, quantize="int4")
     with pytest.raises(ValueError, match="batch_size"):
         export.to_litert(plain, path, batch_size=0)
+    for fuse in (("lstm", "gru"), None, ["LSTM"]):
+        with pytest.raises(ValueError, match=r"to_litert: `fuse` must be a tuple .*'lstm' and/or"):
+            litert_export.to_litert(plain, path, fuse=fuse)
     free = keras.Sequential([keras.Input((None, F)), ks.layers.Recurrent(ks.cells.GRUCell(N))])
     with pytest.raises(ValueError, match="runs as a loop.*batch_size=1"):
         export.to_litert(free, path)
