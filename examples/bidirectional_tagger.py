@@ -1,8 +1,8 @@
 """A BiLSTM-CRF part-of-speech tagger on UD English EWT, from the package's own layers.
 
-Word embeddings plus a character-level BiLSTM (``ks.layers.CharacterEncoder``),
+Word embeddings plus a character-level BiLSTM (``ks.tagging.CharacterEncoder``),
 a sentence BiLSTM (``ks.layers.Bidirectional(ks.layers.Recurrent(
-ks.cells.LSTMCell))``) and emission scores, wrapped in ``ks.layers.CRFTagger``:
+ks.cells.LSTMCell))``) and emission scores, wrapped in ``ks.tagging.CRFTagger``:
 a linear-chain CRF trained with ``fit(x, y)`` on integer UPOS tags (forward
 algorithm loss) that predicts Viterbi tags inside the graph. Prints UPOS
 accuracy on the dev set beside the most-frequent-tag baseline.
@@ -59,12 +59,12 @@ def build(num_words, num_chars, num_tags, units=32):
     w_in = keras.Input((None,), dtype="int32", name="words")
     c_in = keras.Input((None, None), dtype="int32", name="chars")
     words = keras.layers.Embedding(num_words, 32, mask_zero=True)(w_in)
-    chars = ks.layers.CharacterEncoder(num_chars, 16, 16)(c_in)
+    chars = ks.tagging.CharacterEncoder(num_chars, 16, 16)(c_in)
     x = keras.layers.Concatenate()([words, chars])
     x = ks.layers.Bidirectional(
         ks.layers.Recurrent(ks.cells.LSTMCell(units), return_sequences=True))(x)
     potentials = keras.layers.Dense(num_tags)(x)
-    return ks.layers.CRFTagger(keras.Model([w_in, c_in], potentials))
+    return ks.tagging.CRFTagger(keras.Model([w_in, c_in], potentials))
 
 
 def main(argv=None):

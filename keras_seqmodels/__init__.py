@@ -1,7 +1,7 @@
 """keras_seqmodels: recurrent and recursive sequence models for Keras 3.
 
-Sub-packages load on first use (``import keras_seqmodels as ks; ks.layers.CRF``
-imports ``keras_seqmodels.layers`` then), so ``import keras_seqmodels`` and the
+Sub-packages load on first use (``import keras_seqmodels as ks; ks.tagging.CRF``
+imports ``keras_seqmodels.tagging`` then), so ``import keras_seqmodels`` and the
 ``seqmodels`` commands that need no model (``--help``, ``zoo list``) do not pay
 for importing Keras and TensorFlow.
 

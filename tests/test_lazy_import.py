@@ -35,7 +35,7 @@ def test_import_loads_no_framework():
 @pytest.mark.parametrize(
     "first",
     [
-        "from keras_seqmodels.layers import CRF",  # a sub-package first
+        "from keras_seqmodels.tagging import CRF",  # a sub-package first
         "import keras_seqmodels as ks; ks.memory.ntm",  # attribute access, a module deep inside
     ],
 )

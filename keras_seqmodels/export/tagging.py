@@ -43,7 +43,7 @@ def is_string_tagger(model):
     """
     import keras
 
-    from keras_seqmodels.layers import TagLookup
+    from keras_seqmodels.tagging.tag_lookup import TagLookup
 
     if not isinstance(model, keras.Model) or not getattr(model, "layers", None):
         return False

@@ -1,30 +1,26 @@
-"""Layers: the recurrent runner, drop-in LSTM / GRU / SimpleRNN, and wrappers."""
+"""Layers: the recurrent runner, drop-in LSTM / GRU / SimpleRNN, and wrappers.
+
+The tagging layers (``CRF``, ``CRFTagger``, ``CharacterEncoder``,
+``SentenceVectorizer``, ``TagLookup``) live in ``keras_seqmodels.tagging``;
+their old names here still work for one release, with a DeprecationWarning.
+"""
+
+import warnings
 
 from keras_seqmodels.layers.bias import Bias
 from keras_seqmodels.layers.bidirectional import Bidirectional
-from keras_seqmodels.layers.character_encoder import CharacterEncoder
 from keras_seqmodels.layers.conditioned_recurrent import ConditionedRecurrent
-from keras_seqmodels.layers.crf import CRF
-from keras_seqmodels.layers.crf_tagger import CRFTagger
 from keras_seqmodels.layers.four_directional_2d import FourDirectional2D
 from keras_seqmodels.layers.gru import GRU
 from keras_seqmodels.layers.lstm import LSTM
 from keras_seqmodels.layers.output_feedback import OutputFeedback
 from keras_seqmodels.layers.probability_average import ProbabilityAverage
 from keras_seqmodels.layers.recurrent import Recurrent
-from keras_seqmodels.layers.recursive_nn import RecursiveNN
-from keras_seqmodels.layers.rntn import RNTN
-from keras_seqmodels.layers.sentence_vectorizer import SentenceVectorizer
 from keras_seqmodels.layers.simple_rnn import SimpleRNN
-from keras_seqmodels.layers.tag_lookup import TagLookup
-from keras_seqmodels.layers.tree_lstm import TreeLSTM
 
 __all__ = [
     "Bias",
     "Bidirectional",
-    "CRF",
-    "CRFTagger",
-    "CharacterEncoder",
     "ConditionedRecurrent",
     "FourDirectional2D",
     "GRU",
@@ -32,10 +28,30 @@ __all__ = [
     "OutputFeedback",
     "ProbabilityAverage",
     "Recurrent",
-    "RecursiveNN",
-    "RNTN",
-    "TreeLSTM",
-    "SentenceVectorizer",
     "SimpleRNN",
-    "TagLookup",
 ]
+
+# Layers that moved to a task library: old name -> new home (one release).
+_MOVED = {
+    "CRF": "keras_seqmodels.tagging",
+    "CRFTagger": "keras_seqmodels.tagging",
+    "CharacterEncoder": "keras_seqmodels.tagging",
+    "SentenceVectorizer": "keras_seqmodels.tagging",
+    "TagLookup": "keras_seqmodels.tagging",
+}
+
+
+def __getattr__(name):
+    """The old names of the layers that moved (one release, with a warning)."""
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from keras_seqmodels import tagging
+
+    warnings.warn(
+        f"keras_seqmodels.layers.{name} moved to {home}.{name}; the old name goes in "
+        "the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(tagging, name)

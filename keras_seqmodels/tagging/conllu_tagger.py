@@ -41,7 +41,7 @@ def emission_scores(word_ids, char_ids, num_words, num_chars, num_tags, *, embed
     Returns:
         The potentials tensor ``(batch, words, num_tags)``.
     """
-    from keras_seqmodels.layers import CharacterEncoder
+    from keras_seqmodels.tagging.character_encoder import CharacterEncoder
 
     x = keras.layers.Embedding(num_words, embedding_dim, mask_zero=True,
                                name="word_embedding")(word_ids)  # fmt: skip
@@ -102,7 +102,9 @@ def build_tagger(word_vocabulary, char_vocabulary, tags, *, embedding_dim=64,
     >>> tagger(np.array(["The dog", "dog"])).shape
     TensorShape([2, 2])
     """
-    from keras_seqmodels.layers import CRFTagger, SentenceVectorizer, TagLookup
+    from keras_seqmodels.tagging.crf_tagger import CRFTagger
+    from keras_seqmodels.tagging.sentence_vectorizer import SentenceVectorizer
+    from keras_seqmodels.tagging.tag_lookup import TagLookup
 
     vectorizer = SentenceVectorizer(word_vocabulary, char_vocabulary, max_chars=max_chars,
                                     lowercase=lowercase, name="vectorizer")  # fmt: skip

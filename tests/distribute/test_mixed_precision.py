@@ -28,8 +28,8 @@ ABSTRACT = {"RecurrentCell"}
 # String preprocessing: no float computation, so no mixed precision.
 # test_preprocessing_layers_have_no_float_weights checks that claim.
 PREPROCESSING = {
-    "SentenceVectorizer": lambda: ks.layers.SentenceVectorizer(["the", "cat"], list("theca")),
-    "TagLookup": lambda: ks.layers.TagLookup(["NOUN", "VERB"]),
+    "SentenceVectorizer": lambda: ks.tagging.SentenceVectorizer(["the", "cat"], list("theca")),
+    "TagLookup": lambda: ks.tagging.TagLookup(["NOUN", "VERB"]),
 }
 # Models that only wrap covered layers with string inputs and outputs.
 # CRFTagger is a keras.Model around a user's potentials model and the CRF
@@ -103,14 +103,14 @@ def _bidirectional():
 
 
 def _crf():
-    layer = ks.layers.CRF(3)
+    layer = ks.tagging.CRF(3)
     inputs = [floats(2, 5, 3), ints(3, 2, 5, low=0)]
     # With gold tags the layer adds its negative log-likelihood as a loss.
     return inputs, lambda t: layer(t[0], tags=t[1]), [layer]
 
 
 def _character_encoder():
-    layer = ks.layers.CharacterEncoder(num_chars=10, embedding_dim=4, units=4)
+    layer = ks.tagging.CharacterEncoder(num_chars=10, embedding_dim=4, units=4)
     chars = ints(10, 2, 3, 4)
     chars[:, :, -1] = 0
     return [chars], lambda t: layer(t[0]), [layer]

@@ -358,7 +358,7 @@ def test_character_encoder_word_tagger(tmp_path):
     words = keras.Input((None,), dtype="int32", name="word_ids")
     chars = keras.Input((None, None), dtype="int32", name="char_ids")
     x = keras.layers.Embedding(12, 4, mask_zero=True)(words)
-    x = keras.layers.Concatenate()([x, ks.layers.CharacterEncoder(9, 3, 4)(chars)])
+    x = keras.layers.Concatenate()([x, ks.tagging.CharacterEncoder(9, 3, 4)(chars)])
     x = keras.layers.Bidirectional(keras.layers.LSTM(5, return_sequences=True))(x)
     model = randomize(keras.Model([words, chars], keras.layers.Dense(3)(x)))
     proto, session = export(model, tmp_path)

@@ -113,7 +113,7 @@ STRUCTURED = {
         lambda b, t: (b, t, 7),
     ),
     "CRF": (
-        lambda: ks.layers.CRF(3),
+        lambda: ks.tagging.CRF(3),
         lambda b, t: np.zeros((b, t, 3), "float32"),
         lambda b, t: (b, t),
     ),

@@ -75,7 +75,7 @@ def test_crf_equals_enumeration_per_row():
         rng = np.random.default_rng(case["seed"])
         k, lengths = case["tags"], case["lengths"]
         b, t = len(lengths), max(lengths + [0]) + case["pad"]
-        crf = ks.layers.CRF(k, dtype=DTYPE, name="fuzzed_crf")
+        crf = ks.tagging.CRF(k, dtype=DTYPE, name="fuzzed_crf")
         crf.build((None, None, k))
         for v in crf.weights:
             v.assign(rng.normal(0, 1, v.shape).astype(DTYPE))

@@ -41,7 +41,7 @@ def test_pad_rows_places_each_sentence_at_the_start_of_its_row():
 def test_to_arrays_joins_chunks_whose_longest_words_differ():
     import keras_seqmodels as ks
 
-    vectorizer = ks.layers.SentenceVectorizer(["a", "extraordinarily"], list("aextrodinly"))
+    vectorizer = ks.tagging.SentenceVectorizer(["a", "extraordinarily"], list("aextrodinly"))
     # 500 sentences per vectorizer call: the first chunk's longest word has 1
     # character, the second's 15 (below max_chars=20).
     sentences = [(["a"], ["DET"])] * 500 + [(["extraordinarily", "a"], ["ADV", "DET"])]

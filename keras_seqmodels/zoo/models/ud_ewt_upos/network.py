@@ -12,8 +12,8 @@ def build_models(word_vocab, char_vocab, tags, use_crf=True, word_dim=100,
     """Training model (ids + gold tags -> tags, CRF loss) and the ids model."""
     import keras
 
-    from keras_seqmodels.layers import CRF
     from keras_seqmodels.tagging.conllu_tagger import emission_scores
+    from keras_seqmodels.tagging.crf import CRF
 
     word_ids = keras.Input((None,), dtype="int32", name="word_ids")
     char_ids = keras.Input((None, None), dtype="int32", name="char_ids")
@@ -40,7 +40,7 @@ def inference_model(train):
     model of ``build_models``, sharing its layers."""
     import keras
 
-    from keras_seqmodels.layers import CRF
+    from keras_seqmodels.tagging.crf import CRF
 
     potentials = train.get_layer("potentials").output
     names = {layer.name for layer in train.layers}
@@ -55,7 +55,7 @@ def build_serving_model(infer, vectorizer, tags):
     """strings (batch,) -> UPOS strings (batch, words); '' at padding."""
     import keras
 
-    from keras_seqmodels.layers import TagLookup
+    from keras_seqmodels.tagging.tag_lookup import TagLookup
 
     sentences = keras.Input((), dtype="string", name="sentences")
     word_ids, char_ids = vectorizer(sentences)
@@ -79,7 +79,7 @@ def build_ensemble(members, tags):
     """
     import keras
 
-    from keras_seqmodels.layers import CRF
+    from keras_seqmodels.tagging.crf import CRF
 
     word_ids = keras.Input((None,), dtype="int32", name="word_ids")
     char_ids = keras.Input((None, None), dtype="int32", name="char_ids")

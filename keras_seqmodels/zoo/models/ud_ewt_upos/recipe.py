@@ -79,7 +79,7 @@ def vocabularies(data_dir):
 
 
 def vectorizer(data_dir):
-    from keras_seqmodels.layers import SentenceVectorizer
+    from keras_seqmodels.tagging.sentence_vectorizer import SentenceVectorizer
 
     words, chars, _ = vocabularies(data_dir)
     return SentenceVectorizer(words, chars, max_chars=network.MAX_CHARS, name="vectorizer")

@@ -35,7 +35,7 @@ def char_ids():
 
 
 def test_character_encoder_matches_numpy():
-    enc = ks.layers.CharacterEncoder(num_chars=10, embedding_dim=4, units=3)
+    enc = ks.tagging.CharacterEncoder(num_chars=10, embedding_dim=4, units=3)
     ids = char_ids()
     out = ops.convert_to_numpy(enc(ids))
     table = ops.convert_to_numpy(enc.embedding.embeddings).astype("float64")
@@ -55,7 +55,7 @@ def test_character_encoder_matches_numpy():
 
 
 def test_character_encoder_padding_does_not_change_words():
-    enc = ks.layers.CharacterEncoder(num_chars=10, embedding_dim=4, units=3)
+    enc = ks.tagging.CharacterEncoder(num_chars=10, embedding_dim=4, units=3)
     ids = char_ids()
     together = ops.convert_to_numpy(enc(ids))
     alone = ops.convert_to_numpy(enc(ids[1:, 1:2, :2]))
@@ -64,7 +64,7 @@ def test_character_encoder_padding_does_not_change_words():
 
 def test_character_encoder_layer_contract():
     run_layer_test(
-        lambda: ks.layers.CharacterEncoder(num_chars=10, embedding_dim=4, units=3),
+        lambda: ks.tagging.CharacterEncoder(num_chars=10, embedding_dim=4, units=3),
         char_ids(),
         expected_output_shape=(2, 3, 6),
         run_mixed_precision=False,
@@ -73,14 +73,14 @@ def test_character_encoder_layer_contract():
 
 def test_character_encoder_validation():
     with pytest.raises(ValueError, match="num_chars"):
-        ks.layers.CharacterEncoder(num_chars=0)
+        ks.tagging.CharacterEncoder(num_chars=0)
     with pytest.raises(ValueError, match="rank 3"):
-        ks.layers.CharacterEncoder(num_chars=5)(np.zeros((2, 3), "int32"))
+        ks.tagging.CharacterEncoder(num_chars=5)(np.zeros((2, 3), "int32"))
 
 
 @pytest.mark.tf_only
 def test_sentence_vectorizer_ids_and_round_trip():
-    vec = ks.layers.SentenceVectorizer(["the", "cat"], list("Thecat"), max_chars=2)
+    vec = ks.tagging.SentenceVectorizer(["the", "cat"], list("Thecat"), max_chars=2)
     words, chars = vec(np.array(["The cat sat", "cat"], dtype=object))
     assert words.numpy().tolist() == [[2, 3, 1], [3, 0, 0]]
     big_t, h, c, a = 2, 3, 5, 6  # ids of "T", "h", "c", "a"; "s" is unknown (1)
@@ -88,7 +88,7 @@ def test_sentence_vectorizer_ids_and_round_trip():
         [[big_t, h], [c, a], [1, a]],
         [[c, a], [0, 0], [0, 0]],
     ]
-    clone = ks.layers.SentenceVectorizer.from_config(vec.get_config())
+    clone = ks.tagging.SentenceVectorizer.from_config(vec.get_config())
     again = clone(np.array(["The cat sat", "cat"], dtype=object))
     assert again[0].numpy().tolist() == words.numpy().tolist()
 
@@ -96,7 +96,7 @@ def test_sentence_vectorizer_ids_and_round_trip():
 @pytest.mark.tf_only
 def test_sentence_vectorizer_gives_one_padding_slot_for_blank_batches():
     # Zero steps would make the Keras LSTMs after it fail at run time.
-    vec = ks.layers.SentenceVectorizer(["the"], list("the"))
+    vec = ks.tagging.SentenceVectorizer(["the"], list("the"))
     for batch in ([""], [" \t", ""], []):
         words, chars = vec(np.array(batch, dtype=object))
         assert words.shape == (len(batch), 1) and chars.shape == (len(batch), 1, 1)
@@ -107,20 +107,20 @@ def test_sentence_vectorizer_gives_one_padding_slot_for_blank_batches():
 
 @pytest.mark.tf_only
 def test_tag_lookup_pads_with_empty_strings():
-    lookup = ks.layers.TagLookup(["NOUN", "VERB"])
+    lookup = ks.tagging.TagLookup(["NOUN", "VERB"])
     out = lookup([np.array([[1, 0, 0]]), np.array([[5, 7, 0]])])
     assert out.numpy().tolist() == [[b"VERB", b"NOUN", b""]]
 
 
 @pytest.mark.tf_only
 def test_string_model_saves_and_loads(tmp_path):
-    vec = ks.layers.SentenceVectorizer(["a", "b"], list("ab"))
+    vec = ks.tagging.SentenceVectorizer(["a", "b"], list("ab"))
     sentences = keras.Input((), dtype="string")
     word_ids, char_ids_ = vec(sentences)
-    enc = ks.layers.CharacterEncoder(4, 2, 2)(char_ids_)
+    enc = ks.tagging.CharacterEncoder(4, 2, 2)(char_ids_)
     logits = keras.layers.Dense(2)(enc)
-    tags = ks.layers.CRF(2)(logits)
-    out = ks.layers.TagLookup(["X", "Y"])([tags, word_ids])
+    tags = ks.tagging.CRF(2)(logits)
+    out = ks.tagging.TagLookup(["X", "Y"])([tags, word_ids])
     model = keras.Model(sentences, out)
     data = np.array(["a b", "b a a"], dtype=object)
     before = model.predict_on_batch(data)
@@ -134,10 +134,10 @@ def test_string_model_saves_and_loads(tmp_path):
 @pytest.mark.tf_only
 def test_vectorizer_validation():
     with pytest.raises(ValueError, match="word_vocabulary"):
-        ks.layers.SentenceVectorizer("abc", ["a"])
+        ks.tagging.SentenceVectorizer("abc", ["a"])
     with pytest.raises(ValueError, match="max_chars"):
-        ks.layers.SentenceVectorizer(["a"], ["a"], max_chars=0)
+        ks.tagging.SentenceVectorizer(["a"], ["a"], max_chars=0)
     with pytest.raises(ValueError, match=r"shape \(batch,\)"):
-        ks.layers.SentenceVectorizer(["a"], ["a"])(np.array([["a"]], dtype=object))
+        ks.tagging.SentenceVectorizer(["a"], ["a"])(np.array([["a"]], dtype=object))
     with pytest.raises(ValueError, match="tags"):
-        ks.layers.TagLookup([])
+        ks.tagging.TagLookup([])

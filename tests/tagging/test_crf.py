@@ -6,7 +6,7 @@ import pytest
 from keras import ops
 
 import keras_seqmodels as ks
-from keras_seqmodels.layers.crf import crf_log_likelihood, crf_log_norm
+from keras_seqmodels.tagging.crf import crf_log_likelihood, crf_log_norm
 from keras_seqmodels.testing import compute_gradients, run_layer_test
 
 F64 = keras.backend.backend() == "tensorflow"
@@ -35,7 +35,7 @@ def brute_force(x, mask, A, s, e):
 
 
 def make_crf(num_tags=3, seed=0):
-    crf = ks.layers.CRF(num_tags, dtype=DTYPE)
+    crf = ks.tagging.CRF(num_tags, dtype=DTYPE)
     crf.build((None, None, num_tags))
     rng = np.random.default_rng(seed)
     for v in crf.weights:
@@ -141,7 +141,7 @@ def test_training_loss_is_negative_log_likelihood_and_fits():
     inp = keras.Input((6, 4))
     gold = keras.Input((6,), dtype="int32")
     pot = keras.layers.Dense(3)(inp)
-    layer = ks.layers.CRF(3)
+    layer = ks.tagging.CRF(3)
     model = keras.Model([inp, gold], layer(pot, tags=gold))
     model.compile(keras.optimizers.Adam(0.05), loss=None)
     hist = model.fit([feats, target], epochs=40, batch_size=16, verbose=0)
@@ -152,7 +152,7 @@ def test_training_loss_is_negative_log_likelihood_and_fits():
 
 def test_layer_contract():
     run_layer_test(
-        lambda: ks.layers.CRF(4, transitions_initializer="random_normal"),
+        lambda: ks.tagging.CRF(4, transitions_initializer="random_normal"),
         np.random.default_rng(0).normal(size=(2, 5, 4)).astype("float32"),
         expected_output_shape=(2, 5),
         run_fit=False,
@@ -161,17 +161,17 @@ def test_layer_contract():
 
 
 def test_mixed_precision_runs_in_float32():
-    crf = ks.layers.CRF(3, dtype="mixed_float16")
+    crf = ks.tagging.CRF(3, dtype="mixed_float16")
     out = crf(np.random.default_rng(0).normal(size=(2, 4, 3)).astype("float16"))
     assert keras.backend.standardize_dtype(out.dtype) == "int32"
 
 
 def test_validation_errors():
     with pytest.raises(ValueError, match="num_tags"):
-        ks.layers.CRF(0)
+        ks.tagging.CRF(0)
     with pytest.raises(ValueError, match="rank 3"):
-        ks.layers.CRF(3)(np.zeros((2, 3), "float32"))
+        ks.tagging.CRF(3)(np.zeros((2, 3), "float32"))
     with pytest.raises(ValueError, match="num_tags=3"):
-        ks.layers.CRF(3)(np.zeros((2, 3, 4), "float32"))
+        ks.tagging.CRF(3)(np.zeros((2, 3, 4), "float32"))
     with pytest.raises(ValueError, match="floating-point"):
-        ks.layers.CRF(3)(np.zeros((2, 3, 3), "int32"))
+        ks.tagging.CRF(3)(np.zeros((2, 3, 3), "int32"))

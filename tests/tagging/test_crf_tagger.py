@@ -6,7 +6,7 @@ import pytest
 from keras import ops
 
 import keras_seqmodels as ks
-from keras_seqmodels.layers.crf import crf_decode, crf_log_likelihood
+from keras_seqmodels.tagging.crf import crf_decode, crf_log_likelihood
 
 
 def toy(n, seed):
@@ -27,7 +27,7 @@ def make_tagger(seed=0, recurrent=False):
     if recurrent:
         h = ks.layers.Bidirectional(
             ks.layers.Recurrent(ks.cells.LSTMCell(4), return_sequences=True))(h)
-    return ks.layers.CRFTagger(keras.Model(words, keras.layers.Dense(3)(h)))
+    return ks.tagging.CRFTagger(keras.Model(words, keras.layers.Dense(3)(h)))
 
 
 def masked_accuracy(pred, y, x):
@@ -65,7 +65,7 @@ def test_fit_evaluate_predict_save_load(tmp_path):
     path = tmp_path / "tagger.keras"
     tagger.save(path)
     loaded = keras.saving.load_model(path)
-    assert isinstance(loaded, ks.layers.CRFTagger)
+    assert isinstance(loaded, ks.tagging.CRFTagger)
     np.testing.assert_array_equal(loaded.predict(xv, verbose=0), pred)
     again = loaded.evaluate(xv, yv, verbose=0, return_dict=True)
     np.testing.assert_allclose(again["loss"], result["loss"], rtol=1e-5)
@@ -92,7 +92,7 @@ def test_compile_and_target_errors_are_clear():
     with pytest.raises(ValueError, match=r"integer tags of shape \(batch, time\)"):
         tagger.evaluate(x, y[..., None], verbose=0)
     with pytest.raises(TypeError, match="`potentials_model` must be a Keras model"):
-        ks.layers.CRFTagger("not a model")
+        ks.tagging.CRFTagger("not a model")
 
 
 def test_recurrent_encoder_mask_reaches_the_crf():
@@ -113,7 +113,7 @@ def test_accuracy_counts_every_token_once_whatever_the_batch_width():
     # Two batches padded to different widths (3 and 6): the metric must equal
     # the share of all real tokens tagged right (a Keras mean over (batch,
     # time) values would average each row over its padded width first).
-    from keras_seqmodels.layers.crf_tagger import TokenAccuracy
+    from keras_seqmodels.tagging.crf_tagger import TokenAccuracy
 
     x, y = toy(8, 3)
     x[:4, 3:] = 0
