@@ -41,7 +41,7 @@ def main(argv=None):
         x = rng.standard_normal(encoded["levels"].shape + (args.units,)).astype("float32")
         return [x, encoded["children"], encoded["levels"]]
 
-    layer = ks.layers.TreeLSTM(args.units, variant=args.variant)
+    layer = ks.trees.TreeLSTM(args.units, variant=args.variant)
     inputs = batch(args.nodes)
     times = []
     for _ in range(args.calls):

@@ -5,7 +5,7 @@
 
 Both compute the same binary N-ary Tree-LSTM with the same weights (checked
 at start): the batched layer evaluates all nodes of one level of every tree of
-the batch together (``keras_seqmodels.layers.TreeLSTM``, inside
+the batch together (``keras_seqmodels.trees.TreeLSTM``, inside
 ``tf.function`` / ``train_on_batch``); the baseline walks each tree in
 post-order and evaluates one node at a time with the same step function,
 eagerly, as a straightforward recursive implementation does (its work per
@@ -54,7 +54,7 @@ def main(argv=None):
     from keras import ops
 
     from keras_seqmodels import trees as T
-    from keras_seqmodels.layers import TreeLSTM
+    from keras_seqmodels.trees.tree_lstm import TreeLSTM
     from keras_seqmodels.trees.steps import nary_tree_lstm_step
 
     keras.utils.set_random_seed(args.seed)

@@ -1,7 +1,8 @@
 """Layers: the recurrent runner, drop-in LSTM / GRU / SimpleRNN, and wrappers.
 
 The tagging layers (``CRF``, ``CRFTagger``, ``CharacterEncoder``,
-``SentenceVectorizer``, ``TagLookup``) live in ``keras_seqmodels.tagging``;
+``SentenceVectorizer``, ``TagLookup``) live in ``keras_seqmodels.tagging``, the
+tree layers (``RecursiveNN``, ``RNTN``, ``TreeLSTM``) in ``keras_seqmodels.trees``;
 their old names here still work for one release, with a DeprecationWarning.
 """
 
@@ -38,6 +39,9 @@ _MOVED = {
     "CharacterEncoder": "keras_seqmodels.tagging",
     "SentenceVectorizer": "keras_seqmodels.tagging",
     "TagLookup": "keras_seqmodels.tagging",
+    "RecursiveNN": "keras_seqmodels.trees",
+    "RNTN": "keras_seqmodels.trees",
+    "TreeLSTM": "keras_seqmodels.trees",
 }
 
 
@@ -46,7 +50,10 @@ def __getattr__(name):
     home = _MOVED.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from keras_seqmodels import tagging
+    if home == "keras_seqmodels.tagging":
+        from keras_seqmodels import tagging as package
+    else:
+        from keras_seqmodels import trees as package
 
     warnings.warn(
         f"keras_seqmodels.layers.{name} moved to {home}.{name}; the old name goes in "
@@ -54,4 +61,4 @@ def __getattr__(name):
         DeprecationWarning,
         stacklevel=2,
     )
-    return getattr(tagging, name)
+    return getattr(package, name)

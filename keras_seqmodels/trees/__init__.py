@@ -1,4 +1,9 @@
-"""Tree inputs for the recursive layers.
+"""Recursive networks over trees: the layers and their tree inputs.
+
+The layers apply one shared composition function over every tree of a batch,
+all nodes of one depth level at once: ``RecursiveNN`` (Pollack; Socher et
+al. 2011), ``RNTN`` (Socher et al. 2013) and ``TreeLSTM`` (Tai et al. 2015,
+N-ary and child-sum).
 
 Parse Penn-Treebank bracketed strings (``parse_ptb``, the Stanford Sentiment
 Treebank format), build a balanced binary tree over any sequence
@@ -23,6 +28,8 @@ from keras_seqmodels.trees.encoding import (
 )
 from keras_seqmodels.trees.network import build_tree_network, build_vocabulary
 from keras_seqmodels.trees.ptb import parse_ptb, read_ptb_file
+from keras_seqmodels.trees.recursive_nn import RecursiveNN
+from keras_seqmodels.trees.rntn import RNTN
 from keras_seqmodels.trees.root_accuracy import RootAccuracy
 from keras_seqmodels.trees.training import read_labelled_trees
 from keras_seqmodels.trees.tree import (
@@ -33,12 +40,16 @@ from keras_seqmodels.trees.tree import (
     lower_tokens,
 )
 from keras_seqmodels.trees.tree_classifier import TreeClassifier, train_tree_classifier
+from keras_seqmodels.trees.tree_lstm import TreeLSTM
 
 __all__ = [
+    "RNTN",
+    "RecursiveNN",
     "RootAccuracy",
     "Tree",
     "TreeClassifier",
     "TreeError",
+    "TreeLSTM",
     "Vocabulary",
     "balanced_tree",
     "build_tree_network",

@@ -61,7 +61,7 @@ def build_tree_network(words, num_classes, embedding_dim=100, units=150, dropout
     """
     import keras
 
-    from keras_seqmodels.layers import TreeLSTM
+    from keras_seqmodels.trees.tree_lstm import TreeLSTM
 
     tokens = keras.Input((None,), dtype="string", name="tokens")
     children = keras.Input((None, 2), dtype="int32", name="children")

@@ -1,8 +1,9 @@
 """Every public layer trains one step under mixed_float16 and mixed_bfloat16.
 
 The layers are discovered from the exports of ``keras_seqmodels.cells``,
-``.layers``, ``.memory``, ``.trees`` and ``.seq2seq``, so a layer added later
-is picked up by ``test_every_public_layer_is_covered``: cells run inside
+``.layers``, ``.memory``, ``.trees``, ``.tagging``, ``.seq2seq`` and
+``.language_model``, so a layer added later is picked up by
+``test_every_public_layer_is_covered``: cells run inside
 ``Recurrent`` with default arguments (or those in ``CELL_ARGS``); other layers
 need an entry in ``LAYER_EXAMPLES`` (inputs built for their kind), and the
 coverage test fails, naming them, until they have one.
@@ -226,9 +227,9 @@ LAYER_EXAMPLES = {
     "ConditionedRecurrent": _conditioned,
     "FourDirectional2D": _four_directional,
     "OutputFeedback": _output_feedback,
-    "RecursiveNN": _tree(ks.layers.RecursiveNN),
-    "RNTN": _tree(ks.layers.RNTN),
-    "TreeLSTM": _tree(ks.layers.TreeLSTM),
+    "RecursiveNN": _tree(ks.trees.RecursiveNN),
+    "RNTN": _tree(ks.trees.RNTN),
+    "TreeLSTM": _tree(ks.trees.TreeLSTM),
     "MemoryNetwork": _memory_network,
     "NTM": _ntm,
     "ProbabilityAverage": _probability_average,

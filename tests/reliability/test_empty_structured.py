@@ -19,10 +19,10 @@ import keras_seqmodels as ks
 from keras_seqmodels import trees as T
 
 TREE_LAYERS = {
-    "RecursiveNN": lambda: ks.layers.RecursiveNN(4),
-    "RNTN": lambda: ks.layers.RNTN(4),
-    "TreeLSTM": lambda: ks.layers.TreeLSTM(4),
-    "TreeLSTM child-sum": lambda: ks.layers.TreeLSTM(4, variant="child_sum"),
+    "RecursiveNN": lambda: ks.trees.RecursiveNN(4),
+    "RNTN": lambda: ks.trees.RNTN(4),
+    "TreeLSTM": lambda: ks.trees.TreeLSTM(4),
+    "TreeLSTM child-sum": lambda: ks.trees.TreeLSTM(4, variant="child_sum"),
 }
 EMPTY_TREES = [(0, 3), (2, 0), (0, 0)]  # (batch, nodes)
 
@@ -89,7 +89,7 @@ def test_tree_layers_mixed_deep_and_wide_trees_equal_each_tree_alone():
     keras.utils.set_random_seed(1)
     chain = T.from_heads([0] + list(range(1, 12)))  # 12 nodes, height 11
     wide = T.from_heads([0] + [1] * 15)  # a root with 15 leaves
-    layer = ks.layers.TreeLSTM(3, variant="child_sum")
+    layer = ks.trees.TreeLSTM(3, variant="child_sum")
     rng = np.random.default_rng(1)
     batch = T.encode([chain, wide], arity=15)
     x = rng.normal(size=batch["levels"].shape + (5,)).astype("float32")

@@ -19,10 +19,10 @@ ATOL = 1e-10 if F64 else 2e-5
 N_PAD = 16
 
 LAYERS = {
-    "RecursiveNN": lambda u, **kw: ks.layers.RecursiveNN(u, **kw),
-    "RNTN": lambda u, **kw: ks.layers.RNTN(u, **kw),
-    "TreeLSTM": lambda u, **kw: ks.layers.TreeLSTM(u, **kw),
-    "TreeLSTM_child_sum": lambda u, **kw: ks.layers.TreeLSTM(
+    "RecursiveNN": lambda u, **kw: ks.trees.RecursiveNN(u, **kw),
+    "RNTN": lambda u, **kw: ks.trees.RNTN(u, **kw),
+    "TreeLSTM": lambda u, **kw: ks.trees.TreeLSTM(u, **kw),
+    "TreeLSTM_child_sum": lambda u, **kw: ks.trees.TreeLSTM(
         u, variant="child_sum", **kw
     ),
 }
@@ -196,7 +196,7 @@ def test_deep_chain_and_wide_batch():
 def test_golden_constant_weights():
     # Children-sum over a root with two leaves, all weights 0.1, x = 1:
     # leaf: z = 0.1 + 0 = 0.1 per gate input (d=1), c = σ(0.1) tanh(0.1).
-    layer = ks.layers.TreeLSTM(
+    layer = ks.trees.TreeLSTM(
         1, variant="child_sum", kernel_initializer="ones", unit_forget_bias=False,
         recurrent_initializer=keras.initializers.Constant(0.5),
         bias_initializer="zeros", dtype=DTYPE,
@@ -230,18 +230,18 @@ def test_serialization_fit_and_mixed_precision(key):
 
 def test_argument_and_input_errors():
     with pytest.raises(ValueError, match="TreeLSTM: `units` must be a positive integer"):
-        ks.layers.TreeLSTM(0)
+        ks.trees.TreeLSTM(0)
     with pytest.raises(ValueError, match="`variant` must be one of"):
-        ks.layers.TreeLSTM(3, variant="binary")
+        ks.trees.TreeLSTM(3, variant="binary")
     batch = T.encode([T.balanced_tree(3)])
     with pytest.raises(ValueError, match="RNTN: leaves are their input vectors"):
-        ks.layers.RNTN(4)([np.ones((1, 5, 3), "float32"), batch["children"],
+        ks.trees.RNTN(4)([np.ones((1, 5, 3), "float32"), batch["children"],
                            batch["levels"]])
     with pytest.raises(ValueError, match="expected inputs \\[x, children, levels\\]"):
-        ks.layers.TreeLSTM(3)(np.ones((1, 5, 3), "float32"))
+        ks.trees.TreeLSTM(3)(np.ones((1, 5, 3), "float32"))
     with pytest.raises(ValueError, match="`levels` must have rank 2"):
-        ks.layers.TreeLSTM(3)([np.ones((1, 5, 3), "float32"), batch["children"],
+        ks.trees.TreeLSTM(3)([np.ones((1, 5, 3), "float32"), batch["children"],
                                batch["children"]])
     with pytest.raises(ValueError, match="`x` must be a floating-point tensor"):
-        ks.layers.TreeLSTM(3)([np.ones((1, 5, 3), "int32"), batch["children"],
+        ks.trees.TreeLSTM(3)([np.ones((1, 5, 3), "int32"), batch["children"],
                                batch["levels"]])

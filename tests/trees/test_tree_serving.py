@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from keras_seqmodels import trees as T
-from keras_seqmodels.layers import TreeLSTM
+from keras_seqmodels.trees import TreeLSTM
 
 pytestmark = pytest.mark.tf_only
 
