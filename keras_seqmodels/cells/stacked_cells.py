@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_seqmodels._compat import DropoutRNNCell
-from keras_seqmodels.utils import bounds, validation
+from keras_seqmodels.utils import bounds, serialization, validation
 
 
 def _output_size(cell):
@@ -125,16 +125,14 @@ class StackedCells(keras.layers.StackedRNNCells, DropoutRNNCell):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         bounds.check_config(cls.__name__, config)
-        # Keras's version pops "cells" from the caller's dict; work on a copy.
-        return super().from_config(dict(config), custom_objects=custom_objects)
+        return cls(**serialization.deserialize_nested(config, ("cells",), custom_objects))
 
     def group_states(self, states):
         """``states`` regrouped as one list per cell (a flat list, as
         ``return_state`` gives, or already grouped)."""
         flat = keras.tree.flatten(states)
         counts = [
-            len(c.state_size) if isinstance(c.state_size, (list, tuple)) else 1
-            for c in self.cells
+            len(c.state_size) if isinstance(c.state_size, (list, tuple)) else 1 for c in self.cells
         ]
         if len(flat) != sum(counts):
             return states  # the runner's shape check names the mismatch

@@ -5,7 +5,7 @@ import numpy as np
 from keras import ops
 
 from keras_seqmodels.cells.recurrent_cell import unpack_single_state
-from keras_seqmodels.utils import bounds, validation
+from keras_seqmodels.utils import bounds, serialization, validation
 
 _NAME = "StateMachineCell"
 
@@ -280,10 +280,8 @@ class StateMachineCell(keras.layers.Layer):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         bounds.check_config(cls.__name__, config)
-        config = dict(config)
-        for key in ("transition", "output", "gate"):
-            if config.get(key) is not None:
-                config[key] = keras.saving.deserialize_keras_object(
-                    config[key], custom_objects=custom_objects
-                )
-        return cls(**config)
+        return cls(
+            **serialization.deserialize_nested(
+                config, ("transition", "output", "gate"), custom_objects
+            )
+        )

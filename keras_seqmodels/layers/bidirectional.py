@@ -5,7 +5,7 @@ import copy
 import keras
 from keras import ops
 
-from keras_seqmodels.utils import bounds, validation
+from keras_seqmodels.utils import bounds, serialization, validation
 
 MERGE_MODES = ("concat", "sum", "mean", "product")
 # Keras's names for the same modes, accepted so code ports unchanged.
@@ -308,10 +308,6 @@ class Bidirectional(keras.layers.Layer):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         bounds.check_config(cls.__name__, config)
-        config = dict(config)
-        for key in ("layer", "backward_layer"):
-            if config.get(key) is not None:
-                config[key] = keras.saving.deserialize_keras_object(
-                    config[key], custom_objects=custom_objects
-                )
-        return cls(**config)
+        return cls(
+            **serialization.deserialize_nested(config, ("layer", "backward_layer"), custom_objects)
+        )

@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_seqmodels.layers.recurrent import Recurrent
-from keras_seqmodels.utils import bounds, validation
+from keras_seqmodels.utils import bounds, serialization, validation
 
 MODES = ("input", "initial_state", "both")
 
@@ -160,8 +160,4 @@ class ConditionedRecurrent(keras.layers.Layer):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         bounds.check_config(cls.__name__, config)
-        config = dict(config)
-        config["cell"] = keras.saving.deserialize_keras_object(
-            config["cell"], custom_objects=custom_objects
-        )
-        return cls(**config)
+        return cls(**serialization.deserialize_nested(config, ("cell",), custom_objects))

@@ -5,7 +5,7 @@ from keras import ops
 
 from keras_seqmodels.layers.bidirectional import Bidirectional
 from keras_seqmodels.layers.recurrent import Recurrent
-from keras_seqmodels.utils import bounds, validation
+from keras_seqmodels.utils import bounds, serialization, validation
 
 ARRANGEMENTS = ("renet", "plain")
 
@@ -246,10 +246,6 @@ class FourDirectional2D(keras.layers.Layer):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         bounds.check_config(cls.__name__, config)
-        config = dict(config)
-        for key in ("cell", "vertical_cell"):
-            if config.get(key) is not None:
-                config[key] = keras.saving.deserialize_keras_object(
-                    config[key], custom_objects=custom_objects
-                )
-        return cls(**config)
+        return cls(
+            **serialization.deserialize_nested(config, ("cell", "vertical_cell"), custom_objects)
+        )

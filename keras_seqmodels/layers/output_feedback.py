@@ -4,7 +4,7 @@ import keras
 from keras import ops, tree
 
 from keras_seqmodels._compat import backend_rnn
-from keras_seqmodels.utils import bounds, validation
+from keras_seqmodels.utils import bounds, serialization, validation
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
@@ -203,8 +203,4 @@ class OutputFeedback(keras.layers.Layer):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         bounds.check_config(cls.__name__, config)
-        config = dict(config)
-        config["cell"] = keras.saving.deserialize_keras_object(
-            config["cell"], custom_objects=custom_objects
-        )
-        return cls(**config)
+        return cls(**serialization.deserialize_nested(config, ("cell",), custom_objects))

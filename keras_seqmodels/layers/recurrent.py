@@ -6,7 +6,7 @@ from keras import ops, tree
 from keras_seqmodels.cells.stacked_cells import StackedCells, check_cells
 from keras_seqmodels.layers import backend_rnn as library_rnn
 from keras_seqmodels.layers import kernels
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import serialization, validation
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
@@ -291,11 +291,7 @@ class Recurrent(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        config = dict(config)
-        config["cell"] = keras.saving.deserialize_keras_object(
-            config["cell"], custom_objects=custom_objects
-        )
-        return cls(**config)
+        return cls(**serialization.deserialize_nested(config, ("cell",), custom_objects))
 
 
 def _empty_result(layer, sequences, states):

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_seqmodels.cells.recurrent_cell import unpack_single_state
+from keras_seqmodels.utils import serialization
 
 _DERIVATIVES = {
     # f'(a) written from s = f(a), so the backward pass needs only s.
@@ -211,8 +212,4 @@ class GradientFlowRegularizer(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        config = dict(config)
-        config["cell"] = keras.saving.deserialize_keras_object(
-            config["cell"], custom_objects=custom_objects
-        )
-        return cls(**config)
+        return cls(**serialization.deserialize_nested(config, ("cell",), custom_objects))

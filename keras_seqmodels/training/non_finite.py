@@ -5,6 +5,8 @@ import logging
 import keras
 from keras import ops
 
+from keras_seqmodels.utils import serialization
+
 logger = logging.getLogger("keras_seqmodels")
 
 ACTIONS = ("random_step", "skip")
@@ -145,11 +147,7 @@ class NonFiniteGuard(keras.optimizers.LossScaleOptimizer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        config = dict(config)
-        config["inner_optimizer"] = keras.saving.deserialize_keras_object(
-            config["inner_optimizer"], custom_objects=custom_objects
-        )
-        return cls(**config)
+        return cls(**serialization.deserialize_nested(config, ("inner_optimizer",), custom_objects))
 
 
 class NonFiniteGradientLogger(keras.callbacks.Callback):
