@@ -28,12 +28,20 @@ over 16 random sequences.
     python benchmarks/deploy_latency.py                 # the table
     python benchmarks/deploy_latency.py --length 20 --units 32 --rounds 2   # quick
     python benchmarks/deploy_latency.py --ptb   # also ptb-lstm-small's test perplexity
+    python benchmarks/deploy_latency.py --ptb-only --ptb-model ptb-lstm   # only that, 2 x 650
+    python benchmarks/deploy_latency.py --interpreter-options   # XNNPACK on/off, 1/2 threads
 
-``--ptb``: the ``ptb-lstm-small`` zoo network as LiteRT float32, dynamic and int8
-(calibrated on 256 windows of the training text), its test-set perplexity
-through the LiteRT interpreter by the protocol of
+``--ptb``: the ``--ptb-model`` zoo network (default ``ptb-lstm-small``) as LiteRT
+float32, dynamic and int8 (calibrated on 256 windows of the training text), its
+test-set perplexity through the LiteRT interpreter by the protocol of
 ``WordLanguageModel.perplexity`` (windows of 35 words from zero states, 32
-windows per call), against the Keras model's; data from ``--data-dir``.
+windows per call), against the Keras model's, and the file sizes; data from
+``--data-dir``. ``--ptb-only``: that table without the latency table.
+
+``--interpreter-options``: the float32 fused file, the Keras loop and the
+dynamic-range fused file again in both interpreters, with the default
+delegate (XNNPACK) and without (``OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES``),
+at 1 and 2 threads, in a second table (timed in the same turns).
 """
 
 import argparse
@@ -57,6 +65,12 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--interpreter-options",
+        action="store_true",
+        help="also the float32, dynamic-range and loop files with and without XNNPACK "
+        "(the default delegate), at 1 and 2 threads, in both interpreters",
+    )
     parser.add_argument("--ptb", action="store_true", help="also a PTB model's perplexity")
     parser.add_argument("--ptb-model", default="ptb-lstm-small", help="the zoo model for --ptb")
     parser.add_argument("--ptb-only", action="store_true", help="--ptb without the latency table")
@@ -171,17 +185,23 @@ def keras_loop_tflite(model, folder):
 
 
 class LiteRTRow:
-    def __init__(self, name, path, threads, runtime="ai_edge_litert"):
+    def __init__(self, name, path, threads, runtime="ai_edge_litert", delegates=True):
         from keras_seqmodels.export.litert_export import op_names, run_litert
 
         if runtime == "ai_edge_litert":
-            from ai_edge_litert.interpreter import Interpreter
+            from ai_edge_litert.interpreter import Interpreter, OpResolverType
         else:  # TensorFlow's own copy of the interpreter, as the issue timed
             import tensorflow as tf
 
             Interpreter = tf.lite.Interpreter
+            OpResolverType = tf.lite.experimental.OpResolverType
+        resolver = OpResolverType.AUTO  # XNNPACK takes what it supports
+        if not delegates:
+            resolver = OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
         self.name, self.path = name, path
-        self.interpreter = Interpreter(model_path=path, num_threads=threads)
+        self.interpreter = Interpreter(
+            model_path=path, num_threads=threads, experimental_op_resolver_type=resolver
+        )
         self._run = run_litert
         with open(path, "rb") as f:
             self.ops = op_names(f.read())
@@ -256,6 +276,49 @@ class OnnxRow:
         return lambda: self.session.run(None, {self.input: x})
 
 
+OPTIONS = [
+    (runtime, delegates, threads)
+    for runtime in ("litert", "tf.lite")
+    for delegates in (True, False)
+    for threads in (1, 2)
+]
+
+
+def option_name(file, runtime, delegates, threads):
+    return f"{runtime} {file}, {'XNNPACK' if delegates else 'no delegate'}, {threads} thr"
+
+
+def option_rows(fused, loop, dynamic):
+    """``--interpreter-options``: each file under each interpreter setting."""
+    rows = []
+    for runtime, delegates, threads in OPTIONS:
+        for file, path in (("fused", fused), ("loop", loop), ("fused dynamic", dynamic)):
+            name = option_name(file, runtime, delegates, threads)
+            kind = "ai_edge_litert" if runtime == "litert" else "tf"
+            rows.append(LiteRTRow(name, path, threads, runtime=kind, delegates=delegates))
+    return rows
+
+
+def print_options(seconds, anchor):
+    print("\nInterpreter settings (same files): latency ms, and x the anchor\n")
+    print(
+        "| interpreter | default delegate | threads | fused float32 | Keras loop | "
+        "fused dynamic | fused / loop, same setting |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for runtime, delegates, threads in OPTIONS:
+        cells = []
+        for file in ("fused", "loop", "fused dynamic"):
+            latency = seconds[option_name(file, runtime, delegates, threads)]
+            cells.append(f"{latency * 1e3:.2f} ({anchor / latency:.2f}x)")
+        fused = seconds[option_name("fused", runtime, delegates, threads)]
+        loop = seconds[option_name("loop", runtime, delegates, threads)]
+        print(
+            f"| {runtime} | {'XNNPACK' if delegates else 'none'} | {threads} | "
+            f"{' | '.join(cells)} | {loop / fused:.2f}x |"
+        )
+
+
 def time_rows(rows, x, rounds, calls):
     """Per row: the median over rounds of the per-round median call time (s)."""
     calls_by_row = {row.name: row.prepare(x) for row in rows}
@@ -314,6 +377,9 @@ def main(argv=None):
                 batch_size=1,
             )
             rows.append(LiteRTRow(f"litert fused {quantize}", path, args.threads))
+        options = []
+        if args.interpreter_options:
+            options = option_rows(fused, loop, os.path.join(folder, "dynamic.tflite"))
         rows.append(SavedModelRow("savedmodel (python call)", ours, folder))
         try:
             rows.append(OnnxRow("onnxruntime", ours, folder, args.threads))
@@ -325,7 +391,7 @@ def main(argv=None):
         for row in rows:
             got = np.concatenate([row.predict(check[i : i + 1]) for i in range(len(check))])
             errors[row.name] = float(np.max(np.abs(got - reference)))
-        seconds = time_rows(rows, x, args.rounds, args.calls)
+        seconds = time_rows(rows + options, x, args.rounds, args.calls)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -348,6 +414,8 @@ def main(argv=None):
             f"{anchor / latency:.2f} | {row.size / 1024:.0f} | {row.size / float_size:.2f} | "
             f"{errors[row.name]:.1e} |"
         )
+    if args.interpreter_options:
+        print_options(seconds, anchor)
 
 
 if __name__ == "__main__":
