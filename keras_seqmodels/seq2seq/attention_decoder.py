@@ -1,19 +1,17 @@
 """A recurrent decoder conditioned on an encoder, with attention."""
 
-import functools
-
 import keras
 from keras import ops
 
 from keras_seqmodels._compat import backend_rnn
-from keras_seqmodels.cells import GRUCell, LSTMCell
+from keras_seqmodels.cells import registry
 from keras_seqmodels.layers import Recurrent
 from keras_seqmodels.seq2seq import decoding
 from keras_seqmodels.utils import validation
 
-# Saved models rebuild their cells from `cell_type`, so "gru" stays the
-# reset-before GRU they were trained with (GRUCell's default is reset after).
-CELLS = {"lstm": LSTMCell, "gru": functools.partial(GRUCell, reset_after=False)}
+# The names `cell_type` accepts; saved models rebuild their cells from it
+# through the package's table, where "gru" stays the reset-before GRU.
+CELLS = registry.subset("lstm", "gru")
 ATTENTION = ("multiplicative", "additive", "none")
 SAMPLING = ("sample", "argmax")
 
@@ -134,9 +132,7 @@ class AttentionDecoder(keras.layers.Layer):
         self.vocabulary_size = validation.check_positive_int(
             name, "vocabulary_size", vocabulary_size
         )
-        self.embedding_dim = validation.check_positive_int(
-            name, "embedding_dim", embedding_dim
-        )
+        self.embedding_dim = validation.check_positive_int(name, "embedding_dim", embedding_dim)
         self.units = validation.check_positive_int(name, "units", units)
         self.memory_dim = validation.check_positive_int(name, "memory_dim", memory_dim)
         self.num_layers = validation.check_positive_int(name, "num_layers", num_layers)
@@ -161,13 +157,13 @@ class AttentionDecoder(keras.layers.Layer):
             # Made here, not in build: a subclassed model is built by its
             # first train step, after the callback has set ε for the epoch.
             self.teacher_probability = self.add_weight(
-                shape=(), initializer="ones", trainable=False,
+                shape=(),
+                initializer="ones",
+                trainable=False,
                 name="teacher_probability",
             )
 
-        self.embedding = keras.layers.Embedding(
-            vocabulary_size, embedding_dim, name="embedding"
-        )
+        self.embedding = keras.layers.Embedding(vocabulary_size, embedding_dim, name="embedding")
         self.drop = keras.layers.Dropout(self.dropout)
         self.states_per_layer = 2 if cell_type == "lstm" else 1
         self.bridge = keras.layers.Dense(
@@ -183,15 +179,11 @@ class AttentionDecoder(keras.layers.Layer):
             for i in range(num_layers)
         ]
         if attention == "multiplicative":
-            self.key_projection = keras.layers.Dense(
-                units, use_bias=False, name="key_projection"
-            )
+            self.key_projection = keras.layers.Dense(units, use_bias=False, name="key_projection")
             self.query_projection = None
             self.attention_layer = keras.layers.Attention(name="attention")
         elif attention == "additive":
-            self.key_projection = keras.layers.Dense(
-                units, use_bias=False, name="key_projection"
-            )
+            self.key_projection = keras.layers.Dense(units, use_bias=False, name="key_projection")
             self.query_projection = keras.layers.Dense(
                 units, use_bias=True, name="query_projection"
             )
@@ -222,8 +214,11 @@ class AttentionDecoder(keras.layers.Layer):
             if self.query_projection is not None:
                 self.query_projection.build((batch, None, self.units))
             self.attention_layer.build(
-                [(batch, None, self.units), (batch, None, self.memory_dim),
-                 (batch, None, self.units)]
+                [
+                    (batch, None, self.units),
+                    (batch, None, self.memory_dim),
+                    (batch, None, self.units),
+                ]
             )
             self.combine.build((batch, None, self.units + self.memory_dim))
         if self.tie_embeddings:
@@ -289,9 +284,7 @@ class AttentionDecoder(keras.layers.Layer):
         if self.tie_embeddings:
             e = self.output_projection(o)
             table = ops.cast(self.embedding.embeddings, e.dtype)
-            logits = ops.matmul(e, ops.transpose(table)) + ops.cast(
-                self.output_bias, e.dtype
-            )
+            logits = ops.matmul(e, ops.transpose(table)) + ops.cast(self.output_bias, e.dtype)
         else:
             logits = self.output_layer(o)
         return logits
@@ -340,9 +333,7 @@ class AttentionDecoder(keras.layers.Layer):
             )
             ints.append(ops.expand_dims(ops.cast(teacher, "int32"), -1))
             if self.sampling == "sample":
-                floats.append(
-                    keras.random.uniform((batch, steps, 1), seed=self.seed_generator)
-                )
+                floats.append(keras.random.uniform((batch, steps, 1), seed=self.seed_generator))
         dropping = bool(training) and self.dropout > 0
         if dropping:
             widths = [self.embedding_dim] + [self.units] * self.num_layers
@@ -379,7 +370,10 @@ class AttentionDecoder(keras.layers.Layer):
             if self.context_input:
                 x = ops.concatenate([x, ops.cast(summary, x.dtype)], axis=-1)
             logits, new_states, weights = self._core_step(
-                x, loop_states, prepared, training,
+                x,
+                loop_states,
+                prepared,
+                training,
                 layer_masks=masks[1:-1] if masks else None,
                 out_mask=masks[-1] if masks else None,
             )

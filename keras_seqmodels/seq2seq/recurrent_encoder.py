@@ -1,17 +1,15 @@
 """Embedding plus a stack of (bidirectional) recurrent layers."""
 
-import functools
-
 import keras
 from keras import ops
 
-from keras_seqmodels.cells import GRUCell, LSTMCell
+from keras_seqmodels.cells import registry
 from keras_seqmodels.layers import Recurrent
 from keras_seqmodels.utils import validation
 
-# Saved models rebuild their cells from `cell_type`, so "gru" stays the
-# reset-before GRU they were trained with (GRUCell's default is reset after).
-CELLS = {"lstm": LSTMCell, "gru": functools.partial(GRUCell, reset_after=False)}
+# The names `cell_type` accepts; saved models rebuild their cells from it
+# through the package's table, where "gru" stays the reset-before GRU.
+CELLS = registry.subset("lstm", "gru")
 
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
@@ -79,17 +77,13 @@ class RecurrentEncoder(keras.layers.Layer):
         self.vocabulary_size = validation.check_positive_int(
             name, "vocabulary_size", vocabulary_size
         )
-        self.embedding_dim = validation.check_positive_int(
-            name, "embedding_dim", embedding_dim
-        )
+        self.embedding_dim = validation.check_positive_int(name, "embedding_dim", embedding_dim)
         self.units = validation.check_positive_int(name, "units", units)
         self.num_layers = validation.check_positive_int(name, "num_layers", num_layers)
         self.bidirectional = bool(bidirectional)
         self.cell_type = validation.check_choice(name, "cell_type", cell_type, CELLS)
         self.dropout = validation.check_rate(name, "dropout", dropout)
-        self.embedding = keras.layers.Embedding(
-            vocabulary_size, embedding_dim, name="embedding"
-        )
+        self.embedding = keras.layers.Embedding(vocabulary_size, embedding_dim, name="embedding")
         self.drop = keras.layers.Dropout(self.dropout)
         self.forward_layers = []
         self.backward_layers = []
@@ -117,9 +111,7 @@ class RecurrentEncoder(keras.layers.Layer):
         return self.units * (2 if self.bidirectional else 1)
 
     def build(self, source_shape):
-        validation.check_rank(
-            self.name, "source_ids", source_shape, 2, "(batch, source_time)"
-        )
+        validation.check_rank(self.name, "source_ids", source_shape, 2, "(batch, source_time)")
         self.embedding.build(source_shape)
         width = self.embedding_dim
         for i in range(self.num_layers):
@@ -159,9 +151,7 @@ class RecurrentEncoder(keras.layers.Layer):
                 summary = ops.concatenate(
                     [summary, ops.take_along_axis(back, last, axis=1)[:, 0]], axis=-1
                 )
-                seq = ops.concatenate(
-                    [seq, ops.take_along_axis(back, reverse, axis=1)], axis=-1
-                )
+                seq = ops.concatenate([seq, ops.take_along_axis(back, reverse, axis=1)], axis=-1)
             x = seq * keep
             if i + 1 < self.num_layers:
                 x = self.drop(x, training=training)
