@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 
 import keras_seqmodels as ks  # noqa: E402
 from keras_seqmodels.testing import run_in_clean_process  # noqa: E402
-from keras_seqmodels.training import recipe_utils  # noqa: E402
+from keras_seqmodels.zoo.framework.distribution import strategy_scope  # noqa: E402
 
 
 def build_lstm(time_steps, features, units):
@@ -49,7 +49,7 @@ def build_lstm(time_steps, features, units):
 
 
 def training_run(strategy, args, x, y):
-    with recipe_utils.strategy_scope(strategy=strategy, batch_size=args.batch) as dist:
+    with strategy_scope(strategy=strategy, batch_size=args.batch) as dist:
         keras.utils.set_random_seed(0)
         model = build_lstm(args.time, args.features, args.units)
         dist.compile(model, optimizer=keras.optimizers.SGD(0.01), loss="mse")

@@ -47,6 +47,16 @@ MODULES = [
     ("keras_seqmodels.layers.tree_lstm", "keras_seqmodels.trees.tree_lstm", "TreeLSTM"),
     ("keras_seqmodels.layers.rntn", "keras_seqmodels.trees.rntn", "RNTN"),
     ("keras_seqmodels.layers.recursive_nn", "keras_seqmodels.trees.recursive_nn", "RecursiveNN"),
+    *(
+        ("keras_seqmodels.training.recipe_utils", f"keras_seqmodels.zoo.framework.{new}", name)
+        for new, name in (
+            ("arguments", "add_common_arguments"),
+            ("arguments", "default_data_dir"),
+            ("arguments", "PRECISIONS"),
+            ("distribution", "strategy_scope"),
+            ("distribution", "DistributedSetup"),
+        )
+    ),
 ]
 
 
@@ -75,12 +85,32 @@ def test_an_old_module_path_warns_and_gives_the_same_objects(old, new, name, mon
     parent, _, child = old.rpartition(".")
     # A fresh import of the old path, as a program that names it does.
     monkeypatch.delitem(sys.modules, old, raising=False)
-    monkeypatch.delattr(importlib.import_module(parent), child, raising=False)
-    with pytest.warns(DeprecationWarning, match=rf"{old} moved to {new}; the old path goes"):
+    monkeypatch.delitem(vars(importlib.import_module(parent)), child, raising=False)
+    with pytest.warns(DeprecationWarning, match=rf"{old} moved to .*{new}\b.*the old path goes"):
         module = importlib.import_module(old)
     assert getattr(module, name) is getattr(importlib.import_module(new), name)
     with pytest.raises(AttributeError):
         module.no_such_name  # noqa: B018
+
+
+def test_the_old_recipe_utils_attribute_warns():
+    import keras_seqmodels as ks
+    from keras_seqmodels.zoo.framework import distribution
+
+    sys.modules.pop("keras_seqmodels.training.recipe_utils", None)
+    vars(ks.training).pop("recipe_utils", None)
+    assert "recipe_utils" not in ks.training.__all__
+    with pytest.warns(DeprecationWarning, match="recipe_utils moved to"):
+        assert ks.training.recipe_utils.strategy_scope is distribution.strategy_scope
+
+
+def test_default_data_dir_is_still_shared_data_beside_the_checkout():
+    import keras_seqmodels
+    from keras_seqmodels.zoo.framework.arguments import default_data_dir
+
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(keras_seqmodels.__file__)))
+    expected = os.path.join(os.path.dirname(checkout), "shared", "data")
+    assert default_data_dir() == (expected if os.path.isdir(expected) else None)
 
 
 def _uses_a_moved_class(path):

@@ -1,6 +1,13 @@
-"""Training utilities: distribution strategies, callbacks, regularizers."""
+"""Training utilities: distribution strategies, callbacks, regularizers.
 
-from keras_seqmodels.training import recipe_utils, sequence_length
+What every zoo recipe shares (``recipe_utils``: ``add_common_arguments``,
+``strategy_scope``) moved to ``keras_seqmodels.zoo.framework.arguments`` and
+``.distribution``; the old path still works for one release, with a warning.
+"""
+
+import sys
+
+from keras_seqmodels.training import sequence_length
 from keras_seqmodels.training.distribute import STRATEGIES, get_strategy
 from keras_seqmodels.training.distribute_fixes import (
     clip_after_all_reduce,
@@ -40,5 +47,14 @@ __all__ = [
     "clip_after_all_reduce",
     "distribution_fixes",
     "fix_multi_worker_fit",
-    "recipe_utils",
 ]
+
+
+def __getattr__(name):
+    """``recipe_utils``, the old path of the recipes' shared code (one release,
+    with a warning)."""
+    if name != "recipe_utils":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import keras_seqmodels.training.recipe_utils  # noqa: F401  (warns)
+
+    return sys.modules["keras_seqmodels.training.recipe_utils"]

@@ -22,7 +22,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 import keras_seqmodels as ks  # noqa: E402
-from keras_seqmodels.training import recipe_utils  # noqa: E402
+from keras_seqmodels.zoo.framework.distribution import strategy_scope  # noqa: E402
 
 GLOBAL_BATCH = 16
 
@@ -47,7 +47,7 @@ def train(strategy, optimizer, epochs, fixes=True, steps=None):
     ``distribution_fixes()``, as the recipe framework trains."""
     x, y = data()
     block = contextlib.nullcontext() if fixes else ks.training.distribution_fixes()
-    with block, recipe_utils.strategy_scope(strategy=strategy, batch_size=GLOBAL_BATCH) as dist:
+    with block, strategy_scope(strategy=strategy, batch_size=GLOBAL_BATCH) as dist:
         model = build()
         initial = [w.copy() for w in model.get_weights()]
         optimizer = keras.optimizers.get(optimizer)

@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import keras_seqmodels as ks  # noqa: E402
-from keras_seqmodels.training import recipe_utils  # noqa: E402
+from keras_seqmodels.zoo.framework.distribution import strategy_scope  # noqa: E402
 
 
 def main(out_dir):
@@ -30,7 +30,7 @@ def main(out_dir):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 6, 3)).astype("float32")
     y = (3.0 * rng.standard_normal((64, 1))).astype("float32")
-    with recipe_utils.strategy_scope(strategy="multi-worker", batch_size=16) as dist:
+    with strategy_scope(strategy="multi-worker", batch_size=16) as dist:
         keras.utils.set_random_seed(0)
         inputs = keras.Input((6, 3))
         hidden = ks.layers.Recurrent(ks.cells.LSTMCell(8))(inputs)

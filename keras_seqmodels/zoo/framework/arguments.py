@@ -1,13 +1,79 @@
-"""The options of ``seqmodels train NAME`` and ``seqmodels evaluate NAME``."""
+"""The options of ``seqmodels train NAME`` and ``seqmodels evaluate NAME``,
+and the options every recipe takes (``add_common_arguments``)."""
 
 import argparse
 import math
 import os
 
-from keras_seqmodels.training import recipe_utils
+from keras_seqmodels.training.distribute import STRATEGIES
 
 DATA_ENV = "KERAS_SEQMODELS_DATA"
 SPLITS = ("validation", "test")
+PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
+
+
+def default_data_dir():
+    """``../shared/data`` beside the checkout when it exists, else ``None``."""
+    here = os.path.dirname(os.path.abspath(__file__))  # keras_seqmodels/zoo/framework
+    root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    candidate = os.path.join(os.path.dirname(root), "shared", "data")
+    return candidate if os.path.isdir(candidate) else None
+
+
+def add_common_arguments(parser, epochs=10, batch_size=32, data_dir=None, epochs_help=None):
+    """Add the options every recipe takes to an ``argparse`` parser.
+
+    ``--data-dir``, ``--epochs``, ``--batch-size`` (global, over all
+    replicas), ``--strategy {default,mirrored,multi-worker,tpu}``, ``--tpu``
+    (TPU name or address) and ``--precision {float32,mixed_float16,
+    mixed_bfloat16}``. ``--epochs`` must be positive, or with
+    ``epochs_help`` (what 0 means, shown in ``--help``) at least 0.
+    Returns the parser.
+    """
+    parser.add_argument(
+        "--data-dir",
+        default=data_dir or default_data_dir(),
+        help="folder of the shared data sets (default: $KERAS_SEQMODELS_DATA, else "
+        "shared/data beside the checkout's folder, where it exists)",
+    )
+    if epochs_help is None:
+        parser.add_argument("--epochs", type=_positive_int, default=epochs)
+    else:
+        parser.add_argument("--epochs", type=_count, default=epochs, help=epochs_help)
+    parser.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=batch_size,
+        help="global batch size, split over the replicas",
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="default",
+        help="tf.distribute strategy: one device, all local devices, the "
+        "workers of TF_CONFIG, or a TPU (untested here)",
+    )
+    parser.add_argument("--tpu", default=None, help="TPU name or address")
+    parser.add_argument("--precision", choices=PRECISIONS, default="float32")
+    return parser
+
+
+def _positive_int(text):
+    return _integer_at_least(text, 1, "a positive integer")
+
+
+def _count(text):
+    return _integer_at_least(text, 0, "an integer >= 0")
+
+
+def _integer_at_least(text, low, expected):
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {expected}. Received: {text!r}")
+    return value
 
 
 def _int_list(text):
@@ -112,7 +178,7 @@ def parser_for(recipe, action):
     # train --epochs 0: the data loaded and the network built (a recipe's
     # data cache written), or with --init-from FILE: FILE packaged.
     zero = "0: train nothing (with --init-from FILE: package FILE)" if action == "train" else None
-    recipe_utils.add_common_arguments(
+    add_common_arguments(
         parser,
         epochs=config.pop("epochs", 10),
         batch_size=config.pop("batch_size", 32),
@@ -225,7 +291,7 @@ def resolve_data_dir(recipe, data_dir, smoke=False):
     """
     if smoke or recipe.data_subdir is None:
         return None
-    root = data_dir or os.environ.get(DATA_ENV) or recipe_utils.default_data_dir()
+    root = data_dir or os.environ.get(DATA_ENV) or default_data_dir()
     candidates = [os.path.join(root, recipe.data_subdir)] if root else []
     if root and os.path.basename(os.path.normpath(root)) == recipe.data_subdir:
         candidates.append(root)

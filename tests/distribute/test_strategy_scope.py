@@ -1,4 +1,6 @@
-"""keras_seqmodels.training.recipe_utils on one device (no subprocess)."""
+"""The recipes' common options and distributed setup
+(``keras_seqmodels.zoo.framework.arguments`` and ``.distribution``) on one
+device (no subprocess)."""
 
 import argparse
 
@@ -7,14 +9,16 @@ import numpy as np
 import pytest
 
 import keras_seqmodels as ks
-from keras_seqmodels.training import get_strategy, recipe_utils
+from keras_seqmodels.training import get_strategy
+from keras_seqmodels.zoo.framework.arguments import add_common_arguments
+from keras_seqmodels.zoo.framework.distribution import DistributedSetup, strategy_scope
 
 pytestmark = pytest.mark.tf_only
 
 
 def parse(*argv):
     parser = argparse.ArgumentParser()
-    recipe_utils.add_common_arguments(parser, epochs=3, batch_size=8)
+    add_common_arguments(parser, epochs=3, batch_size=8)
     return parser.parse_args(list(argv))
 
 
@@ -43,16 +47,16 @@ class TwoReplicas:
 
 
 def test_global_batch_must_split_evenly():
-    setup = recipe_utils.DistributedSetup(TwoReplicas(), 64)
+    setup = DistributedSetup(TwoReplicas(), 64)
     assert (setup.global_batch_size, setup.per_replica_batch_size) == (64, 32)
     with pytest.raises(ValueError, match="multiple of the number of replicas"):
-        recipe_utils.DistributedSetup(TwoReplicas(), 33)
+        DistributedSetup(TwoReplicas(), 33)
 
 
 def test_batch_sets_data_sharding_and_global_batch():
     import tensorflow as tf
 
-    with recipe_utils.strategy_scope(parse("--batch-size", "4")) as dist:
+    with strategy_scope(parse("--batch-size", "4")) as dist:
         assert dist.num_replicas == 1 and dist.is_chief and not dist.is_tpu
         data = dist.batch(tf.data.Dataset.range(10))
     assert (
@@ -65,7 +69,7 @@ def test_batch_sets_data_sharding_and_global_batch():
         lambda: ([1] * n for n in (1, 2, 3, 4, 5)),
         output_signature=tf.TensorSpec([None], tf.int32),
     )
-    with recipe_utils.strategy_scope(strategy="default", batch_size=2) as dist:
+    with strategy_scope(strategy="default", batch_size=2) as dist:
         padded = dist.batch(ragged, padded_shapes=[6], drop_remainder=True)
     shapes = [b.shape for b in padded.as_numpy_iterator()]
     assert shapes == [(2, 6), (2, 6)]
@@ -79,7 +83,7 @@ def test_bucket_batch_gives_static_bucket_shapes():
         lambda: (np.arange(1, n + 1, dtype="int32") for n in lengths),
         output_signature=tf.TensorSpec([None], tf.int32),
     )
-    with recipe_utils.strategy_scope(strategy="default", batch_size=4) as dist:
+    with strategy_scope(strategy="default", batch_size=4) as dist:
         data = dist.bucket_batch(ragged, lambda x: tf.shape(x)[0], [8, 16])
     batches = list(data.as_numpy_iterator())
     assert batches and {b.shape for b in batches} <= {(4, 8), (4, 16)}
@@ -94,7 +98,7 @@ def test_bucket_batch_gives_static_bucket_shapes():
 def test_precision_option_sets_the_policy():
     previous = keras.config.dtype_policy()
     try:
-        with recipe_utils.strategy_scope(parse("--precision", "mixed_bfloat16")):
+        with strategy_scope(parse("--precision", "mixed_bfloat16")):
             pass
         assert keras.config.dtype_policy().name == "mixed_bfloat16"
     finally:
