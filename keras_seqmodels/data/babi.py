@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from keras_seqmodels.data.lines import iter_lines
+from keras_seqmodels.data.vocabulary import build_vocabulary as _count_vocabulary
 
 PAD, NIL, UNK = 0, 1, 2
 RESERVED = ["<pad>", "<nil>", "<unk>"]
@@ -79,13 +80,15 @@ def task_files(data_dir, split):
 
 def build_vocabulary(examples):
     """Sorted word list (after the reserved ``<pad>``, ``<nil>``, ``<unk>``)."""
-    words = set()
-    for story, question, answer in examples:
-        for sentence in story:
-            words.update(sentence)
-        words.update(question)
-        words.add(answer)
-    return RESERVED + sorted(words - set(RESERVED))
+
+    def tokens():
+        for story, question, answer in examples:
+            for sentence in story:
+                yield from sentence
+            yield from question
+            yield answer
+
+    return _count_vocabulary(tokens(), reserved=RESERVED, order="alphabetical")
 
 
 def vectorize(examples, vocabulary, memory_size, sentence_length, query_length):

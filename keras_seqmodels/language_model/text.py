@@ -3,12 +3,12 @@
 Pure Python and NumPy (no Keras), so any backend can train on the result.
 """
 
-import collections
 import os
 
 import numpy as np
 
 from keras_seqmodels.data.lines import iter_lines
+from keras_seqmodels.data.vocabulary import build_vocabulary as _count_vocabulary
 
 EOS = "<eos>"  # end of a line (sentence); also the context of an empty prompt
 UNK = "<unk>"  # any word not in the vocabulary
@@ -135,12 +135,9 @@ def build_vocabulary(words, vocabulary_size=10_000, min_count=1):
         raise ValueError(
             f"build_vocabulary: `min_count` must be an integer >= 1. Received: {min_count!r}"
         )
-    counts = collections.Counter(words)
-    ranked = sorted(
-        (w for w, c in counts.items() if c >= min_count and w not in (EOS, UNK)),
-        key=lambda w: (-counts[w], w),
+    return _count_vocabulary(
+        words, min_count=min_count, max_size=vocabulary_size, reserved=(EOS, UNK)
     )
-    return [EOS, UNK] + ranked[: vocabulary_size - 2]
 
 
 def to_ids(words, vocabulary):

@@ -14,10 +14,11 @@ characters never occurred in training. Detokenization joins ``##`` pieces
 and removes the spaces before closing punctuation.
 """
 
-import collections
 import re
 
 import numpy as np
+
+from keras_seqmodels.data.vocabulary import build_vocabulary as _count_vocabulary
 
 PUNCTUATION = r"([.,!?;:()])"
 CONTINUATION = "##"
@@ -97,18 +98,12 @@ def build_vocabulary(lines, min_count=2, max_words=None):
     start and end tokens, the words by decreasing frequency, then the single
     characters and their ``##`` continuations.
     """
-    words = collections.Counter()
-    chars = collections.Counter()
-    for line in lines:
-        for word in python_split_words(line):
-            words[word] += 1
-            for ch in word:
-                chars[ch] += 1
-    vocab = [w for w, c in words.most_common() if c >= min_count]
+    words = [word for line in lines for word in python_split_words(line)]
+    vocab = _count_vocabulary(words, min_count=min_count, order="count_first_seen")
     if max_words is not None:
         vocab = vocab[:max_words]
     seen = set(vocab)
-    char_tokens = sorted(chars)
+    char_tokens = sorted({ch for word in words for ch in word})
     pieces = [c for c in char_tokens if c not in seen]
     pieces += [CONTINUATION + c for c in char_tokens]
     return list(SPECIAL_TOKENS) + vocab + pieces

@@ -1,6 +1,6 @@
 """The Tree-LSTM classifier network: token strings per node in, per-node logits out."""
 
-import collections
+from keras_seqmodels.data.vocabulary import build_vocabulary as _count_vocabulary
 
 
 def build_vocabulary(trees, min_count=2):
@@ -24,8 +24,8 @@ def build_vocabulary(trees, min_count=2):
     >>> build_vocabulary([parse_ptb("(1 (1 a) (1 (0 b) (1 a)))")])
     ['', 'a']
     """
-    counts = collections.Counter(t for tree in trees for t in tree.tokens if t is not None)
-    return [""] + sorted(w for w, c in counts.items() if c >= min_count)
+    tokens = (t for tree in trees for t in tree.tokens if t is not None)
+    return [""] + _count_vocabulary(tokens, min_count=min_count, order="alphabetical")
 
 
 def build_tree_network(words, num_classes, embedding_dim=100, units=150, dropout=0.5,

@@ -11,12 +11,12 @@ import math
 
 import numpy as np
 
+from keras_seqmodels.data.vocabulary import build_vocabulary as _count_vocabulary
+
 
 def build_vocabulary(train_tokens):
-    counts = {}
-    for w in train_tokens:
-        counts[w] = counts.get(w, 0) + 1
-    return sorted(counts, key=lambda w: (-counts[w], w))
+    """The train words, most frequent first (ties alphabetically); no reserved words."""
+    return _count_vocabulary(train_tokens)
 
 
 def stream_batches(ids, batch, bptt):
