@@ -57,6 +57,8 @@ MODULES = [
             ("distribution", "DistributedSetup"),
         )
     ),
+    ("keras_seqmodels.seq2seq.multi30k", "keras_seqmodels.data.multi30k", "Multi30kEnDe"),
+    ("keras_seqmodels.seq2seq.multi30k", "keras_seqmodels.data.multi30k", "read_split"),
 ]
 
 

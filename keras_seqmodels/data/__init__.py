@@ -1,4 +1,10 @@
-"""Readers of the standard data formats the zoo recipes use."""
+"""Readers of the standard data formats the zoo recipes use.
+
+TFDS builders over local copies (nothing downloaded): UD English EWT and PTB
+text in ``keras_seqmodels.data.tfds_builders`` (``load_local``), Multi30k in
+``keras_seqmodels.data.multi30k``; both import TFDS, so this package imports
+neither.
+"""
 
 from keras_seqmodels.data.babi import read_babi
 from keras_seqmodels.data.conllu import read_conllu

@@ -2,7 +2,7 @@
 
 ``Translator`` (strings in, strings out) and the tokenizer in ``.text`` run
 on TensorFlow only (string tensors); importing them does not import it. The
-Multi30k TFDS builder is in ``keras_seqmodels.seq2seq.multi30k``.
+Multi30k TFDS builder is in ``keras_seqmodels.data.multi30k``.
 """
 
 from keras_seqmodels.seq2seq.attention_decoder import AttentionDecoder

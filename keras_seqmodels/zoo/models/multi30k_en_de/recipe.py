@@ -33,7 +33,7 @@ MONITOR = ("val_loss", "min")
 DATA_SUBDIR = "multi30k"
 CACHE_NAME = "multi30k-en-de"  # folder of the prepared data in cache_dir()
 CACHE_FORMAT = 1
-# The raw files' stems, as the TFDS builder ``seq2seq.multi30k`` names them (that
+# The raw files' stems, as the TFDS builder ``data.multi30k`` names them (that
 # module imports TFDS, which a JAX-only machine lacks).
 RAW_STEMS = {"train": "train", "validation": "val", "test": "test_2016_flickr"}
 
@@ -43,7 +43,7 @@ def sentences(data_dir, split):
     """``(english, german)`` lists of one split (the smoke pairs without data)."""
     if data_dir is None:
         return [e for e, _ in SMOKE_PAIRS], [d for _, d in SMOKE_PAIRS]
-    from keras_seqmodels.seq2seq.multi30k import read_split
+    from keras_seqmodels.data.multi30k import read_split
     from keras_seqmodels.zoo.api import cache_dir
 
     tfds_dir = os.path.join(cache_dir(), "tfds")
