@@ -249,7 +249,16 @@ def to_onnx(model, path, *, opset=None):
     return _to_onnx(model, path, opset=opset)
 
 
-def to_litert(model, path, *, quantize=None, representative_data=None, batch_size=None):
+def to_litert(
+    model,
+    path,
+    *,
+    quantize=None,
+    representative_data=None,
+    batch_size=None,
+    fuse=("lstm", "rnn"),
+    stateful=False,
+):
     """Write ``model`` as a LiteRT (``.tflite``) file with fused LSTM kernels.
 
     LSTM layers (the package's ``Recurrent(LSTMCell)`` with or without
@@ -265,11 +274,17 @@ def to_litert(model, path, *, quantize=None, representative_data=None, batch_siz
         quantize: ``None``, ``"dynamic"``, ``"float16"`` or ``"int8"``.
         representative_data: sample inputs for ``"int8"`` (samples first).
         batch_size: ``None`` keeps the model's batch size; an int fixes it.
+        fuse: the layer kinds written as fused ops (``"lstm"``, ``"rnn"``:
+            Elman layers); the others convert as loops of builtin ops.
+        stateful: ``False``: each call starts from zero states, as
+            ``model.predict``; ``True``: the fused ops carry their state to
+            the next call (streaming).
 
     Returns:
         ``path``.
 
-    Example (TensorFlow backend):
+    Example (TensorFlow backend; ``FILL`` zeroes the LSTM's state before each
+    call, ``SHAPE``, ``SLICE`` and ``CONCATENATION`` size it to the batch):
 
     >>> import os, tempfile, keras, keras_seqmodels as ks
     >>> from keras_seqmodels.export.litert_export import op_names
@@ -277,7 +292,7 @@ def to_litert(model, path, *, quantize=None, representative_data=None, batch_siz
     ...                           ks.layers.Recurrent(ks.cells.LSTMCell(4))])
     >>> out = to_litert(model, os.path.join(tempfile.mkdtemp(), "lstm.tflite"))
     >>> sorted(set(op_names(open(out, "rb").read())))
-    ['STRIDED_SLICE', 'UNIDIRECTIONAL_SEQUENCE_LSTM']
+    ['CONCATENATION', 'FILL', 'SHAPE', 'SLICE', 'STRIDED_SLICE', 'UNIDIRECTIONAL_SEQUENCE_LSTM']
     """
     from keras_seqmodels.export.litert_export import to_litert as _to_litert
 
@@ -287,6 +302,8 @@ def to_litert(model, path, *, quantize=None, representative_data=None, batch_siz
         quantize=quantize,
         representative_data=representative_data,
         batch_size=batch_size,
+        fuse=fuse,
+        stateful=stateful,
     )
 
 

@@ -61,14 +61,17 @@ tensor with one symmetric scale that both ops read (the converter writes
 two: a per-tensor lookup table and per-row output weights);
 ``_share_tied_weights``.
 
-Running the file: the fused kernel keeps its ``h`` and ``c`` in variable
-tensors that **persist across invocations** (LiteRT's design, for streaming):
-call ``interpreter.reset_all_variables()`` (C++:
-``Interpreter::ResetVariableTensors()``) before each independent batch, or
-keep them for streaming a long sequence in chunks. With a dynamic batch the
-state tensors are stored for batch 1; resize them with the input (inputs 18
-and 19 of each fused LSTM op, input 4 of each fused RNN op). ``run_litert``
-does both.
+Running the file: LiteRT's fused kernels keep their ``h`` and ``c`` in
+variable tensors that persist across invocations (for streaming). By default
+(``stateful=False``) the file zeroes them before each fused op runs, sized
+from the op's input (``litert_runtime``), so every call answers as
+``model.predict`` does, at any batch size, with the plain interpreter calls
+(``resize_tensor_input``, ``allocate_tensors``, ``set_tensor``, ``invoke``).
+With ``stateful=True`` the state carries over to the next call (a long
+sequence streamed in chunks); call ``interpreter.reset_all_variables()``
+(C++: ``Interpreter::ResetVariableTensors()``) to start a new one, and resize
+the state tensors with a dynamic batch (inputs 18 and 19 of each fused LSTM
+op, input 4 of each fused RNN op; ``run_litert`` does both).
 
     >>> import keras, keras_seqmodels as ks  # doctest: +SKIP
     >>> model = keras.Sequential([keras.Input((100, 128)),
@@ -84,6 +87,8 @@ import uuid
 import warnings
 
 import numpy as np
+
+from keras_seqmodels.export.litert_runtime import float32_fused_weights, zero_states_each_call
 
 QUANTIZE = (None, "dynamic", "float16", "int8")
 FUSE = ("lstm", "rnn")  # the layer kinds ``to_litert(fuse=...)`` can write as fused ops
@@ -106,6 +111,7 @@ def to_litert(
     representative_data=None,
     batch_size=None,
     fuse=FUSE,
+    stateful=False,
 ):
     """Write ``model`` as a LiteRT (``.tflite``) file with fused LSTM kernels.
 
@@ -136,6 +142,13 @@ def to_litert(
             ``fuse=("lstm",)`` keeps Elman layers as loops, which XNNPACK
             runs faster on x86 CPUs than the fused RNN kernel (see
             docs/deploy.md).
+
+        stateful: ``False`` (default): every call starts the fused ops from
+            zero states, as ``model.predict`` does, at any batch size
+            (``litert_runtime``). ``True``: the fused ops keep their final
+            state for the next call (streaming a long sequence in chunks;
+            reset with ``interpreter.reset_all_variables()``), at the
+            batch size the file was written for.
 
     Returns:
         ``path``.
@@ -177,6 +190,10 @@ def to_litert(
             "to_litert: needs the TensorFlow backend (set KERAS_BACKEND=tensorflow). "
             f"Received backend: {keras.backend.backend()}"
         )
+    if not isinstance(stateful, bool):
+        raise ValueError(
+            f"to_litert: `stateful` must be True or False. Received: stateful={stateful!r}"
+        )
     fuse = _fuse_kinds(fuse)
     graph = _functional(model)
     folder = os.path.dirname(os.path.abspath(path))
@@ -191,6 +208,10 @@ def to_litert(
         matrices = [v for v in tracer.values.values() if v.ndim == 2]
         content = _share_tied_weights(content, matrices)
     _check_ops(content, tracer.fused, tracer.fused_rnn)
+    if quantize == "float16":
+        content = float32_fused_weights(content)
+    if not stateful:
+        content = zero_states_each_call(content)
     with open(path, "wb") as f:
         f.write(content)
     return path
@@ -236,17 +257,26 @@ def run_litert(interpreter, *inputs):
     details = {d["index"]: d for d in interpreter.get_tensor_details()}
     for name, x in zip(names, inputs):
         interpreter.resize_tensor_input(signature["inputs"][name], np.shape(x))
-    for op in interpreter._get_ops_details():
+    ops = interpreter._get_ops_details()
+    # States that a FILL zeroes before each call (stateful=False) size themselves.
+    filled = {int(i) for op in ops if op["op_name"] == "FILL" for i in op["outputs"]}
+    stateful = False
+    for op in ops:
         if op["op_name"] not in (FUSED_LSTM, FUSED_RNN):
             continue
         positions = _STATES if op["op_name"] == FUSED_LSTM else (_RNN_STATE,)
         for position in positions:
             index = int(op["inputs"][position])
+            if index in filled:
+                continue
+            stateful = True
             shape = list(details[index]["shape"])
             if shape[0] != batch:
                 interpreter.resize_tensor_input(index, [batch] + shape[1:])
     interpreter.allocate_tensors()
-    interpreter.reset_all_variables()
+    if stateful:
+        # (LiteRT refuses to reset the states that a FILL sizes at run time.)
+        interpreter.reset_all_variables()
     for name, x in zip(names, inputs):
         index = signature["inputs"][name]
         dtype = details[index]["dtype"]
@@ -345,8 +375,18 @@ class _Tracer:
         recurrent = _recurrent_sublayers(layer)
         saved = [(getattr(sub, "fused", None), sub.unroll) for sub in recurrent]
         shape = args[0].shape if args and hasattr(args[0], "shape") else None
-        unroll = bool(recurrent) and shape is not None and shape[0] is None
+        # int8: TF 2.21's calibrator crashes the process (segfault) on a
+        # WHILE loop, so the loop is unrolled at any batch size.
+        unroll = (
+            bool(recurrent) and shape is not None and (shape[0] is None or self.quantize == "int8")
+        )
         if unroll and len(shape) > 1 and shape[1] is None:
+            if self.quantize == "int8":
+                raise ValueError(
+                    f"to_litert: layer '{layer.name}' runs as a loop, which quantize='int8' "
+                    "takes only unrolled (TensorFlow's calibrator crashes on a WHILE loop): "
+                    "fix the sequence length in keras.Input, or use quantize='dynamic'"
+                )
             raise ValueError(
                 f"to_litert: layer '{layer.name}' runs as a loop, which LiteRT takes "
                 "with builtin ops only at a fixed batch size or sequence length: pass "
