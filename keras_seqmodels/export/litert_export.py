@@ -44,15 +44,16 @@ package's and Keras's               layer; tanh or relu), ``go_backwards``
 ``SimpleRNN``; ``Bidirectional``    as for the LSTM; float32, float16 and
 over those                          dynamic-range weights (``"int8"``: loop)
 ``GRUCell`` and every other cell,   a ``WHILE`` loop of builtin ops (LiteRT
-Keras's ``GRU``; an Elman layer     has no GRU kernel; the fused RNN has no
-with a mask, ``initial_state``,     sequence lengths, initial state input
-``return_state`` or ``stateful``    or state output); no Flex op
+Keras's ``GRU``; an LSTM or Elman   has no GRU kernel; the fused ops have no
+layer with a mask; an Elman layer   sequence lengths, the fused RNN no
+with ``initial_state``,             initial state input or state output);
+``return_state`` or ``stateful``    no Flex op
 ==================================  ========================================
 
-Limits of the fused op, refused with a message naming the layer: a mask on
-the LSTM's input (``Masking``, ``mask_zero=True``), ``initial_state``,
-``return_state``, ``stateful=True``, activations other than tanh/sigmoid (such
-a layer runs as a loop instead), and ``quantize="int8"`` with peepholes.
+Limits of the fused LSTM, refused with a message naming the layer:
+``initial_state``, ``return_state``, ``stateful=True`` and ``quantize="int8"``
+with peepholes. A masked LSTM converts as a loop, with a warning;
+activations other than tanh/sigmoid too.
 
 Tied embeddings: with ``quantize="dynamic"`` or ``"int8"``, a matrix that
 the model both looks up (``GATHER``) and multiplies by (the logits of a
@@ -354,11 +355,15 @@ class _Tracer:
         if isinstance(layer, (layers.Bidirectional, keras.layers.Bidirectional)):
             forward = getattr(layer, "forward_layer", None)
             backward = getattr(layer, "backward_layer", None)
+            if self._fused_lstm(forward) and self._masked(layer, args, kwargs):
+                return self.plain(layer, *args, **kwargs)
             if self._fused_lstm(forward) and self._fused_lstm(backward):
                 return self.bidirectional(layer, *args, **kwargs)
             if all(self._elman_fusable(sub, args, kwargs) for sub in (forward, backward)):
                 if not getattr(layer, "return_state", False):
                     return self.bidirectional(layer, *args, **kwargs)
+        elif self._fused_lstm(layer) and self._masked(layer, args, kwargs):
+            return self.plain(layer, *args, **kwargs)
         elif self._fused_lstm(layer):
             self._check_fusable(layer, layer, args, kwargs)
             return self.lstm(layer, args[0], layer.go_backwards)
@@ -408,15 +413,8 @@ class _Tracer:
                 sub.unroll = unrolled
 
     def _check_fusable(self, owner, layer, args, kwargs):
-        from keras_seqmodels._compat import get_keras_mask
 
         name = f"to_litert: layer '{owner.name}'"
-        if kwargs.get("mask") is not None or get_keras_mask(args[0]) is not None:
-            raise ValueError(
-                f"{name} receives a mask, which LiteRT's fused LSTM cannot take; "
-                "remove the Masking layer / mask_zero=True (pad and let the model see "
-                "the padding) before exporting"
-            )
         if kwargs.get("initial_state") is not None or len(args) > 1:
             raise ValueError(
                 f"{name} is called with `initial_state`; LiteRT's fused LSTM starts "
@@ -439,6 +437,22 @@ class _Tracer:
                 f"{name} has peepholes, which the converter's int8 LSTM cannot "
                 "calibrate; use quantize='dynamic' or 'float16'"
             )
+
+    def _masked(self, layer, args, kwargs):
+        """Whether an LSTM layer's input carries a mask: LiteRT's fused op has
+        no sequence lengths, so such a layer converts as a loop of builtin
+        ops (which applies the mask as Keras does), with a warning."""
+        from keras_seqmodels._compat import get_keras_mask
+
+        if kwargs.get("mask") is None and (not args or get_keras_mask(args[0]) is None):
+            return False
+        warnings.warn(
+            f"to_litert: layer '{layer.name}' receives a mask, which LiteRT's fused "
+            "LSTM cannot take; it converts as a loop of builtin ops (remove the "
+            "Masking layer / mask_zero=True to get the fused op)",
+            stacklevel=3,
+        )
+        return True
 
     def _fused_lstm(self, layer):
         return "lstm" in self.fuse and _lstm_weights(layer) is not None

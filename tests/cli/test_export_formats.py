@@ -78,10 +78,10 @@ def test_zoo_tagger_to_onnx_writes_its_emission_network(tmp_path):
     [got] = session.run(None, feed)
     expected = np.asarray(emissions.predict([words, chars], verbose=0))
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
-    # Its LiteRT file is refused with the reason (masked LSTMs).
+    # Its LiteRT file is refused with the reason (the character loop's batch).
     code, _, err = run_cli(["export", "ud-ewt-upos", str(tmp_path / "t.tflite"), "--format",
                             "litert", "--batch-size", "1"])  # fmt: skip
-    assert_one_line_error(code, err, "take masks", "--format onnx")
+    assert_one_line_error(code, err, "character BiLSTM", "--format onnx")
 
 
 @pytest.mark.parametrize(

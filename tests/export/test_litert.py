@@ -206,7 +206,7 @@ def test_elman_free_length(tmp_path):
 
 def test_elman_masked_runs_as_loop(tmp_path):
     """The fused RNN op has no sequence lengths: a masked Elman layer stays a
-    loop of builtin ops (not refused, unlike the LSTM), and is still right."""
+    loop of builtin ops, and is still right."""
     model = keras.Sequential(
         [
             keras.Input((T,), dtype="int32"),
@@ -220,6 +220,26 @@ def test_elman_masked_runs_as_loop(tmp_path):
     x = np.array([[1, 2, 3, 0, 0, 0], [4, 5, 6, 7, 8, 1]], "int32")
     (y,) = litert_export.run_litert(interpreter, x)
     np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("batch, length", [(1, None), (None, T)])
+def test_masked_lstms_run_as_loops(tmp_path, batch, length):
+    """The fused LSTM op has no sequence lengths: masked LSTM layers (one
+    bidirectional) convert as loops of builtin ops, with a warning, and
+    agree with Keras on right-padded rows at a fixed batch and dynamic length
+    (a WHILE loop) as at a dynamic batch and fixed length (unrolled)."""
+    inputs = keras.Input((length,), batch_size=batch, dtype="int32")
+    x = keras.layers.Embedding(50, F, mask_zero=True)(inputs)
+    x = ks.layers.Bidirectional(_lstm(return_sequences=True, name="masked_bi"))(x)
+    model = keras.Model(inputs, _lstm(name="masked_last")(x))
+    with pytest.warns(UserWarning, match="receives a mask.*converts as a loop"):
+        interpreter, content = _convert(model, tmp_path)
+    assert FUSED not in _ops(interpreter)
+    rows = np.zeros((2, T), "int32")
+    rows[0, :3], rows[1, :5] = [3, 4, 5], [7, 8, 9, 10, 11]
+    for x in (rows[:1], rows[1:]):
+        (y,) = litert_export.run_litert(interpreter, x)
+        np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
 
 
 def test_elman_loop_where_the_stub_op_is_taken(tmp_path, monkeypatch):
@@ -367,13 +387,6 @@ def test_refusals(tmp_path):
     free = keras.Sequential([keras.Input((None, F)), ks.layers.Recurrent(ks.cells.GRUCell(N))])
     with pytest.raises(ValueError, match="runs as a loop.*batch_size=1"):
         export.to_litert(free, path)
-
-    masked = keras.Sequential(
-        [keras.Input((T,), dtype="int32"), keras.layers.Embedding(9, F, mask_zero=True)]
-        + [_lstm(name="masked_lstm")]
-    )
-    with pytest.raises(ValueError, match="'masked_lstm' receives a mask"):
-        export.to_litert(masked, path)
 
     inputs = keras.Input((T, F))
     outputs = _lstm(return_state=True, name="stateful_out")(inputs)
