@@ -20,6 +20,12 @@
 - ``tensorflow_trainer()``: the TensorFlow backend's optimizer base class,
   trainer class and trainer module, which ``training.distribute_fixes``
   patches (gradient clipping summed over replicas, multi-worker ``fit``).
+
+And three private TensorFlow calls of the LiteRT exporter's Elman route:
+
+- ``create_graph_op``: add an op by its type name to a graph.
+- ``registered_op_def`` / ``register_op_defs``: read and add TensorFlow op
+  definitions (the stub op that LiteRT's converter fuses into its RNN kernel).
 """
 
 from keras.src.backend import rnn as backend_rnn
@@ -28,8 +34,11 @@ from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
 __all__ = [
     "backend_rnn",
+    "create_graph_op",
     "DropoutRNNCell",
     "get_keras_mask",
+    "register_op_defs",
+    "registered_op_def",
     "run_functional_graph",
     "set_keras_mask",
     "tensorflow_cudnn_rnn",
@@ -70,3 +79,20 @@ def create_graph_op(graph, op_type, inputs, dtypes, attrs):
     ``_tflite_input_indices`` attribute no public op constructor writes.
     Returns the ``tf.Operation``."""
     return graph._create_op_internal(op_type, inputs, dtypes=dtypes, attrs=attrs)
+
+
+def registered_op_def(name):
+    """TensorFlow's definition of the op ``name`` (an ``OpDef``), or ``None``
+    (``tensorflow.python.framework.op_def_registry.get``)."""
+    from tensorflow.python.framework import op_def_registry
+
+    return op_def_registry.get(name)
+
+
+def register_op_defs(op_defs):
+    """Register op definitions (text ``OpDef`` s) with TensorFlow, as LiteRT's
+    converter does for its own (``tensorflow.lite.python.convert
+    .register_custom_opdefs``). A name may be registered once per process."""
+    from tensorflow.lite.python import convert
+
+    convert.register_custom_opdefs(list(op_defs))

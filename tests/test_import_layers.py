@@ -217,3 +217,18 @@ def test_a_function_moved_to_break_a_circle_keeps_its_old_path_with_a_warning(
         assert getattr(old, name) is getattr(new, name)
     with pytest.raises(AttributeError):
         old.no_such_name  # noqa: B018
+
+
+def test_private_keras_and_tensorflow_only_in_compat():
+    """``keras.src`` and ``tensorflow.python`` (private, unversioned) are
+    imported by ``keras_seqmodels/_compat.py`` alone."""
+    offenders = []
+    for folder, _, files in os.walk(ROOT):
+        for name in files:
+            path = os.path.join(folder, name)
+            if not name.endswith(".py") or path == os.path.join(ROOT, "_compat.py"):
+                continue
+            for module in _imports(path):
+                if module.split(".")[:2] in (["keras", "src"], ["tensorflow", "python"]):
+                    offenders.append(f"{os.path.relpath(path, ROOT)}: {module}")
+    assert not offenders, "private imports outside _compat.py:\n" + "\n".join(offenders)

@@ -724,13 +724,12 @@ def _register_rnn_stub():
     traced graph can hold the op: after a ``TFLiteConverter`` ran in this
     process before the first ``to_litert``, Elman layers convert as loops.
     """
-    from tensorflow.lite.python import convert
-    from tensorflow.python.framework import op_def_registry
+    from keras_seqmodels._compat import register_op_defs, registered_op_def
 
-    op_def = op_def_registry.get(_RNN_STUB)
+    op_def = registered_op_def(_RNN_STUB)
     if op_def is None:
         # Registered once: a second registration of a name aborts the process.
-        convert.register_custom_opdefs([_RNN_OPDEF])
+        register_op_defs([_RNN_OPDEF])
         return True
     return not any(attr.name.startswith("_") for attr in op_def.attr)
 
