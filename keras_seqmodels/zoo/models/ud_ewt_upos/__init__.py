@@ -9,7 +9,7 @@ SPEC = ModelSpec(
     exporters={
         "savedmodel": "keras_seqmodels.export.tagging:export_tagger",
         "onnx": ".deploy:to_onnx",  # the emission network (ids in, tag scores out)
-        "litert": ".deploy:to_litert",  # refused with the reason
+        "litert": ".deploy:to_litert",  # the emission network, 64 word positions
     },
     serving="'text' raw strings -> 'tokens', 'tags' (tokenised as `seqmodels tag` does)",
     cli_defaults=("tag",),
