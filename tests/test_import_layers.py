@@ -205,9 +205,11 @@ def test_the_old_sentiment_helper_path_still_works_with_a_warning():
         ("keras_seqmodels.trees.training", "train_tree_classifier",
          "keras_seqmodels.trees.tree_classifier"),
         ("keras_seqmodels.zoo.api", "load", "keras_seqmodels.zoo.task"),
+        ("keras_seqmodels.trees.serving", "export_sentiment_savedmodel",
+         "keras_seqmodels.export.trees"),
     ],
 )  # fmt: skip
-def test_a_function_moved_to_break_a_circle_keeps_its_old_path_with_a_warning(
+def test_a_moved_function_keeps_its_old_path_with_a_warning(
     old_module, name, new_module
 ):
     import importlib

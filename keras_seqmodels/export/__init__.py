@@ -160,7 +160,7 @@ def exporter_for_model(model):
         exporter = _function("keras_seqmodels.export.language_model:export_language_model")
         return exporter, "a language model"
     if isinstance(model, TreeClassifier):  # root_label names its own labels
-        exporter = _function("keras_seqmodels.trees.serving:export_sentiment_savedmodel")
+        exporter = _function("keras_seqmodels.export.trees:export_sentiment_savedmodel")
         return exporter, "a tree classifier"
     if is_string_tagger(model):  # tag strings out: served on raw text
         return _function("keras_seqmodels.export.tagging:export_tagger"), "a tagger"

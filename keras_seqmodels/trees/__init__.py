@@ -15,7 +15,7 @@ padded tensors the layers consume (``encode``; ``tree_dataset`` for
 Your own labelled trees to a classifier: ``train_tree_classifier`` reads a
 file of bracketed trees, trains a Tree-LSTM (``build_tree_network``) and
 returns a ``TreeClassifier`` (per-node logits plus its label set), which
-``keras_seqmodels.trees.serving.export_sentiment_savedmodel`` exports.
+``keras_seqmodels.export.trees.export_sentiment_savedmodel`` exports.
 """
 
 from keras_seqmodels.trees.balanced import balanced_tree

@@ -27,7 +27,7 @@ class TreeClassifier(keras.Model):
     balanced binary tree, as ``seqmodels sentiment`` does).
     ``train_tree_classifier`` (also ``TreeClassifier.from_tree_file``) trains
     one from a file of bracketed trees; ``seqmodels export model.keras DIR``
-    or ``keras_seqmodels.trees.serving.export_sentiment_savedmodel`` exports
+    or ``keras_seqmodels.export.trees.export_sentiment_savedmodel`` exports
     it. String tensors exist on the TensorFlow backend only, so the model
     runs there.
 

@@ -64,10 +64,8 @@ def tiny_classifier():
 def test_savedmodel_takes_strings_and_returns_root_class(tmp_path):
     import tensorflow as tf
 
-    from keras_seqmodels.trees.serving import (
-        export_sentiment_savedmodel,
-        root_probabilities,
-    )
+    from keras_seqmodels.export.trees import export_sentiment_savedmodel
+    from keras_seqmodels.trees.serving import root_probabilities
 
     keras.utils.set_random_seed(0)
     model = tiny_classifier()

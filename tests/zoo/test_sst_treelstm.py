@@ -56,10 +56,8 @@ def test_predicts_polarity_of_our_own_trees(model):
 def test_savedmodel_serves_strings(model, tmp_path):
     import tensorflow as tf
 
-    from keras_seqmodels.trees.serving import (
-        export_sentiment_savedmodel,
-        predict_root_classes,
-    )
+    from keras_seqmodels.export.trees import export_sentiment_savedmodel
+    from keras_seqmodels.trees.serving import predict_root_classes
 
     path = export_sentiment_savedmodel(model, str(tmp_path / "sst"))
     served = tf.saved_model.load(path).signatures["serving_default"]

@@ -6,7 +6,7 @@ SPEC = ModelSpec(
     name="sst-treelstm",
     package=__name__,
     task=".task:SentimentTask",
-    exporters={"savedmodel": "keras_seqmodels.trees.serving:export_sentiment_savedmodel"},
+    exporters={"savedmodel": "keras_seqmodels.export.trees:export_sentiment_savedmodel"},
     serving="'trees' bracketed strings -> 'root_class'",
     cli_defaults=("sentiment",),
 )
