@@ -3,7 +3,7 @@
 - ``CRF``: random potentials (0-3 rows, 0-4 steps, 1-3 tags, right padding
   with a mask, empty rows included). Valid cases: log-likelihood, Viterbi
   path and its score equal exhaustive enumeration of every tag sequence of
-  each row alone (``tests/layers/test_crf.py``'s ``brute_force``); padding
+  each row alone (``tests/tagging/test_crf.py``'s ``brute_force``); padding
   tags are 0. Invalid: wrong rank, last dimension other than ``num_tags``,
   integer potentials, a mask of another shape.
 - ``FourDirectional2D``: random images (0-2, sides 1-5, 1-3 channels), patch
@@ -37,7 +37,7 @@ import keras_seqmodels as ks
 from keras_seqmodels.seq2seq import EncoderDecoder
 
 sys.path.insert(
-    0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "layers")
+    0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tagging")
 )
 from test_crf import brute_force  # noqa: E402
 
