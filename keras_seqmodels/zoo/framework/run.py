@@ -222,10 +222,10 @@ def _compile_options(recipe, config):
 def _finish(recipe, args, best, record):
     print(json.dumps({"model": recipe.name, "selected": best, **record}))
     if args.export and record.get("packaged", True):
-        from keras_seqmodels import export
+        from keras_seqmodels.zoo.models import exporter_for
 
         model = keras.saving.load_model(best, compile=False, safe_mode=True)
-        export.exporter_for(recipe.name)(model, args.export)
+        exporter_for(recipe.name)(model, args.export)
         print(f"{recipe.name}: exported to {args.export}")
     return 0
 

@@ -26,9 +26,9 @@ def emission_network(model):
 
 def to_onnx(model, path, **options):
     """``ks.export.to_onnx`` of ``emission_network(model)``."""
-    from keras_seqmodels import export
+    from keras_seqmodels.export.onnx_export import to_onnx
 
-    return export.to_onnx(emission_network(model), path, **options)
+    return to_onnx(emission_network(model), path, **options)
 
 
 WORDS = 64  # word positions of the LiteRT file: pad a sentence's ids, split a longer one
@@ -47,7 +47,7 @@ def to_litert(model, path, *, words=WORDS, **options):
     """
     import keras
 
-    from keras_seqmodels import export
+    from keras_seqmodels.export.litert_export import to_litert
 
     network = emission_network(model)
     batch = options.pop("batch_size", None) or 1
@@ -55,4 +55,4 @@ def to_litert(model, path, *, words=WORDS, **options):
     word_ids = keras.Input((words,), batch_size=batch, dtype="int32", name="word_ids")
     char_ids = keras.Input((words, chars), batch_size=batch, dtype="int32", name="char_ids")
     fixed = keras.Model([word_ids, char_ids], network([word_ids, char_ids]), name=network.name)
-    return export.to_litert(fixed, path, **options)
+    return to_litert(fixed, path, **options)
