@@ -92,13 +92,8 @@ def _convert_layer(g, layer, args, kwargs):
     in Keras's output structure."""
     import keras
 
-    from keras_seqmodels.layers import (
-        Bias,
-        Bidirectional,
-        CharacterEncoder,
-        FourDirectional2D,
-        Recurrent,
-    )
+    from keras_seqmodels.layers import Bias, Bidirectional, FourDirectional2D, Recurrent
+    from keras_seqmodels.tagging.character_encoder import CharacterEncoder
 
     if not isinstance(layer, keras.layers.Layer):
         return _convert_op(g, layer, args)

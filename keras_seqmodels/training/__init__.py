@@ -1,9 +1,4 @@
-"""Training utilities: distribution strategies, callbacks, regularizers.
-
-What every zoo recipe shares (``recipe_utils``: ``add_common_arguments``,
-``strategy_scope``) moved to ``keras_seqmodels.zoo.framework.arguments`` and
-``.distribution``; the old path still works for one release, with a warning.
-"""
+"""Training utilities: distribution strategies, callbacks, regularizers."""
 
 import sys
 

@@ -2,8 +2,9 @@
 
 Recipes build their model, optimizer and dataset under
 ``get_strategy(name).scope()`` and batch with the global batch size; tf.data
-auto-shards the dataset over replicas (``recipe_utils.strategy_scope`` does
-all of this).
+auto-shards the dataset over replicas (the recipe framework's
+``keras_seqmodels.zoo.framework.distribution.strategy_scope`` does all of
+this, inside ``distribution_fixes()``).
 
 TPU (written, untested here: this project has no TPU): ``get_strategy("tpu",
 tpu_address=...)`` resolves the TPU (``TPUClusterResolver``: a name, a

@@ -230,6 +230,9 @@ def distribution_fixes():
     installed, by ``install_distribution_fixes`` or an enclosing block, stay).
     The recipe framework trains inside it.
 
+    Returns:
+        A context manager; the fixes apply from entering it to leaving it.
+
     Example:
 
     >>> from keras_seqmodels.training.distribute_fixes import fixes_active
