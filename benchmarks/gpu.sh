@@ -52,7 +52,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 workers=${WORKERS:-8}
 step layer_suite 600 env KERAS_BACKEND=jax "$py" -m pytest -q -p no:cacheprovider \
     -m "not tf_only" -n "$workers" --dist loadfile -rf \
-    tests/cells tests/layers tests/memory tests/trees
+    tests/cells tests/layers tests/tagging tests/memory tests/trees
 grep -E "^(FAILED|ERROR) |[0-9]+ (passed|failed)" "$out/steps.log" | tail -n 80 \
     > "$out/layer_suite.txt"
 step tests_torch 120 env KERAS_BACKEND=torch "$py" -m pytest -q -rs -p no:cacheprovider \
