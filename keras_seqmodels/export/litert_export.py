@@ -45,15 +45,16 @@ package's and Keras's               layer; tanh or relu), ``go_backwards``
 over those                          dynamic-range weights (``"int8"``: loop)
 ``GRUCell`` and every other cell,   a ``WHILE`` loop of builtin ops (LiteRT
 Keras's ``GRU``; an LSTM or Elman   has no GRU kernel; the fused ops have no
-layer with a mask; an Elman layer   sequence lengths, the fused RNN no
-with ``initial_state``,             initial state input or state output);
-``return_state`` or ``stateful``    no Flex op
+layer with a mask,                  sequence lengths, no initial state input
+``initial_state`` or                and no state output); no Flex op
+``return_state``; an Elman layer
+with ``stateful``
 ==================================  ========================================
 
-Limits of the fused LSTM, refused with a message naming the layer:
-``initial_state``, ``return_state``, ``stateful=True`` and ``quantize="int8"``
-with peepholes. A masked LSTM converts as a loop, with a warning;
-activations other than tanh/sigmoid too.
+Limits of the fused LSTM: a mask, ``initial_state`` and ``return_state``
+make the layer a loop of builtin ops, with a warning, as do activations other
+than tanh/sigmoid; ``stateful=True`` and ``quantize="int8"`` with peepholes are
+refused with a message naming the layer.
 
 Tied embeddings: with ``quantize="dynamic"`` or ``"int8"``, a matrix that
 the model both looks up (``GATHER``) and multiplies by (the logits of a
@@ -415,22 +416,11 @@ class _Tracer:
     def _check_fusable(self, owner, layer, args, kwargs):
 
         name = f"to_litert: layer '{owner.name}'"
-        if kwargs.get("initial_state") is not None or len(args) > 1:
-            raise ValueError(
-                f"{name} is called with `initial_state`; LiteRT's fused LSTM starts "
-                "from zeros (its state lives in variable tensors): drop initial_state "
-                "from the exported model"
-            )
-        if getattr(layer, "return_state", False):
-            raise ValueError(
-                f"{name} has return_state=True; LiteRT's fused LSTM returns only its "
-                "outputs: export a model without the returned states"
-            )
         if getattr(layer, "stateful", False):
             raise ValueError(
-                f"{name} has stateful=True; export it with stateful=False (the fused "
-                "op already carries its state across invocations until "
-                "reset_all_variables())"
+                f"{name} has stateful=True; build the exported model with "
+                "stateful=False and call to_litert(..., stateful=True), whose fused ops "
+                "carry their state from one invocation to the next"
             )
         if self.quantize == "int8" and _lstm_weights(layer)[3] is not None:
             raise ValueError(
@@ -439,17 +429,27 @@ class _Tracer:
             )
 
     def _masked(self, layer, args, kwargs):
-        """Whether an LSTM layer's input carries a mask: LiteRT's fused op has
-        no sequence lengths, so such a layer converts as a loop of builtin
-        ops (which applies the mask as Keras does), with a warning."""
+        """Whether an LSTM layer call needs what LiteRT's fused op lacks: a
+        mask (the op has no sequence lengths), ``initial_state`` (its states
+        are variable tensors, zeroed or carried over, not inputs) or
+        ``return_state`` (it outputs the sequence only). Such a layer
+        converts as a loop of builtin ops, which computes them as Keras does,
+        with a warning."""
         from keras_seqmodels._compat import get_keras_mask
 
-        if kwargs.get("mask") is None and (not args or get_keras_mask(args[0]) is None):
+        reasons = []
+        if kwargs.get("mask") is not None or (args and get_keras_mask(args[0]) is not None):
+            reasons.append("receives a mask")
+        if kwargs.get("initial_state") is not None or len(args) > 1:
+            reasons.append("is called with `initial_state`")
+        if getattr(layer, "return_state", False):
+            reasons.append("has return_state=True")
+        if not reasons:
             return False
         warnings.warn(
-            f"to_litert: layer '{layer.name}' receives a mask, which LiteRT's fused "
-            "LSTM cannot take; it converts as a loop of builtin ops (remove the "
-            "Masking layer / mask_zero=True to get the fused op)",
+            f"to_litert: layer '{layer.name}' {' and '.join(reasons)}, which LiteRT's fused "
+            "LSTM cannot carry (no sequence lengths, no state inputs or outputs); it "
+            "converts as a loop of builtin ops",
             stacklevel=3,
         )
         return True

@@ -242,6 +242,27 @@ def test_masked_lstms_run_as_loops(tmp_path, batch, length):
         np.testing.assert_allclose(y, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("batch", [1, None])
+def test_initial_and_returned_states_run_as_loops(tmp_path, batch):
+    """The fused LSTM has no state inputs or outputs: an LSTM called with
+    ``initial_state`` and one with ``return_state=True`` convert as loops of
+    builtin ops, with a warning, and give Keras's outputs and states."""
+    inputs = keras.Input((T, F), batch_size=batch)
+    h0, c0 = keras.Input((N,), batch_size=batch), keras.Input((N,), batch_size=batch)
+    sequence = _lstm(return_sequences=True, name="started")(inputs, initial_state=[h0, c0])
+    last, h, c = _lstm(return_state=True, name="states_out")(sequence)
+    model = keras.Model([inputs, h0, c0], [last, h, c])
+    with pytest.warns(UserWarning, match="'started' is called with `initial_state`"):
+        interpreter, _ = _convert(model, tmp_path)
+    assert FUSED not in _ops(interpreter)
+    rng = np.random.default_rng(4)
+    x = [_inputs(1), rng.normal(size=(1, N)).astype("float32"),
+         rng.normal(size=(1, N)).astype("float32")]  # fmt: skip
+    got = litert_export.run_litert(interpreter, *x)
+    for a, b in zip(got, model.predict(x, verbose=0)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
 def test_elman_loop_where_the_stub_op_is_taken(tmp_path, monkeypatch):
     """Where TensorFlow's converter registered its own (unusable) definition
     of the RNN stub op first, Elman layers convert as loops, still right."""
@@ -387,16 +408,6 @@ def test_refusals(tmp_path):
     free = keras.Sequential([keras.Input((None, F)), ks.layers.Recurrent(ks.cells.GRUCell(N))])
     with pytest.raises(ValueError, match="runs as a loop.*batch_size=1"):
         export.to_litert(free, path)
-
-    inputs = keras.Input((T, F))
-    outputs = _lstm(return_state=True, name="stateful_out")(inputs)
-    with pytest.raises(ValueError, match="'stateful_out' has return_state"):
-        export.to_litert(keras.Model(inputs, outputs), path)
-
-    inputs, h0, c0 = keras.Input((T, F)), keras.Input((N,)), keras.Input((N,))
-    outputs = _lstm(name="started")(inputs, initial_state=[h0, c0])
-    with pytest.raises(ValueError, match="'started' is called with `initial_state`"):
-        export.to_litert(keras.Model([inputs, h0, c0], outputs), path)
 
     peephole = keras.Sequential(
         [keras.Input((T, F)), _lstm(cell={"use_peepholes": True}, name="peep")]
