@@ -8,7 +8,8 @@ ragged batch through:
 - ``keras_wrapper``: ``keras.layers.Bidirectional`` around the same
   ``Recurrent`` (isolates the wrapper: per-row gather vs whole-batch flip);
 - ``keras_layer``: ``keras.layers.Bidirectional`` around Keras's own layer
-  (``keras.layers.LSTM`` / ``GRU(reset_after=False)`` / ``SimpleRNN``).
+  (``keras.layers.LSTM`` / ``GRU`` / ``SimpleRNN``; the GRU reset-after on
+  both sides, Keras's default form).
 
 Before timing it checks that ours and the Keras wrapper give the same outputs
 with the same weights. Prints milliseconds per batch and the ratios
@@ -32,9 +33,9 @@ import keras_seqmodels as ks
 
 CELLS = {
     "LSTM": (ks.cells.LSTMCell, lambda u: keras.layers.LSTM(u, return_sequences=True)),
-    "GRU": (
-        ks.cells.GRUCell,
-        lambda u: keras.layers.GRU(u, return_sequences=True, reset_after=False),
+    "GRU": (  # both reset-after (Keras's default), so both compute the same cell
+        lambda u: ks.cells.GRUCell(u, reset_after=True),
+        lambda u: keras.layers.GRU(u, return_sequences=True, reset_after=True),
     ),
     "Elman": (
         ks.cells.ElmanCell,

@@ -17,6 +17,7 @@ it uses row blocks for the LSTM).
 """
 
 import argparse
+import functools
 import os
 import time
 
@@ -30,9 +31,17 @@ import numpy as np  # noqa: E402
 import keras_seqmodels as ks  # noqa: E402
 from keras_seqmodels.layers import kernels  # noqa: E402
 
+# Each cell with Keras's layer of the same form (the GRU's reset gate after or
+# before the recurrent matrix product: ``reset_after`` on both sides).
 CELLS = {
-    "GRU": (lambda n: ks.cells.GRUCell(n, reset_after=True), keras.layers.GRU),
-    "GRU_reset_before": (lambda n: ks.cells.GRUCell(n), None),
+    "GRU": (
+        lambda n: ks.cells.GRUCell(n, reset_after=True),
+        functools.partial(keras.layers.GRU, reset_after=True),
+    ),
+    "GRU_reset_before": (
+        lambda n: ks.cells.GRUCell(n, reset_after=False),
+        functools.partial(keras.layers.GRU, reset_after=False),
+    ),
     "LSTM": (lambda n: ks.cells.LSTMCell(n), keras.layers.LSTM),
     "Elman": (lambda n: ks.cells.ElmanCell(n), keras.layers.SimpleRNN),
 }
