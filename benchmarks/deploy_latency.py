@@ -3,13 +3,28 @@
 The model: ``keras.Input((length, features))`` -> ``Recurrent(LSTMCell(units))``
 (last output), batch 1; default length 100, 128 -> 256. Rows:
 
-- ``litert fused``: ``keras_seqmodels.export.to_litert`` (float32), one
-  ``UNIDIRECTIONAL_SEQUENCE_LSTM``;
+- ``litert fused``: ``keras_seqmodels.export.to_litert`` (float32) at
+  ``batch_size=1``, one ``UNIDIRECTIONAL_SEQUENCE_LSTM`` with a ``FILL`` of
+  zeros writing each of its states before it (the default ``stateful=False``);
 - ``litert keras LSTM loop`` (the anchor): the same weights in
   ``keras.layers.LSTM``, converted by TensorFlow's converter with builtin ops
   at a fixed batch of 1: a ``WHILE`` loop (Keras 3 has no fused path);
+- ``litert fused stateful, reset`` / ``litert fused stateful, no reset``: the
+  float32 file written with ``stateful=True`` (no ``FILL``; the states carry
+  over between calls), timed with ``reset_all_variables`` before each call
+  (what a stateless service has to do with it) and without (the kernel
+  alone; each call then starts from the last one's state). Against
+  ``litert fused`` they give the cost of the zero-state ``FILL`` ops, which
+  a second table measures apart: those four float32 files timed in
+  ``--fill-blocks`` alternating blocks of ``--fill-calls`` calls, each
+  row's time as a ratio to the ``stateful, no reset`` row of the same block;
+- ``litert fused dynamic batch``: the float32 file at ``batch_size=None``,
+  run at batch 1 (its ``FILL`` shape comes from ``SHAPE``, ``SLICE`` and
+  ``CONCATENATION`` ops at run time);
 - ``litert fused float16`` / ``dynamic`` / ``int8``: ``to_litert`` with
-  ``quantize=`` (int8 calibrated on 64 random normal sequences);
+  ``quantize=`` at ``batch_size=1`` (int8 calibrated on 64 random normal
+  sequences); ``litert fused float16 dynamic batch``: ``"float16"`` at
+  ``batch_size=None``, where the fused op keeps float32 weights;
 - ``savedmodel``: ``keras_seqmodels.export.export`` (the package's SavedModel),
   its ``serving_default`` called from Python (TensorFlow with 2 threads);
 - ``onnxruntime``: ``keras_seqmodels.export.to_onnx`` on onnxruntime's CPU
@@ -17,13 +32,16 @@ The model: ``keras.Input((length, features))`` -> ``Recurrent(LSTMCell(units))``
 
 LiteRT runs with ``ai_edge_litert``'s interpreter (``num_threads``, default 2;
 its default XNNPACK delegate takes what it supports); the ``tf.lite`` rows run
-the same two files in TensorFlow's own copy of the interpreter. Every timed call resets
-the fused kernel's states first (``reset_all_variables``, as a stateless
-service must). The rows are timed in turns, ``--rounds`` rounds of
-``--calls`` calls each, so load from other processes falls on all of them; a
-row's latency is the median over its rounds of the per-round median. Also
-printed: file size, and the largest output difference from ``model.predict``
-over 16 random sequences.
+the same two files in TensorFlow's own copy of the interpreter. A timed LiteRT
+call is ``set_tensor`` once, then ``invoke`` (the files of ``stateful=False``
+zero their states themselves); only the ``stateful, reset`` row calls
+``reset_all_variables`` first. The rows are timed in turns, ``--rounds``
+rounds of ``--calls`` calls each, so load from other processes falls on all
+of them; a row's latency is the median over its rounds of the per-round
+median. Also printed: file size, and the largest output difference from
+``model.predict`` over 16 random sequences, each file called on them one
+after another as it is timed (so the ``stateful, no reset`` row shows the
+state carried over).
 
     python benchmarks/deploy_latency.py                 # the table
     python benchmarks/deploy_latency.py --length 20 --units 32 --rounds 2   # quick
@@ -65,6 +83,13 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--fill-blocks",
+        type=int,
+        default=60,
+        help="blocks of the zero-state FILL comparison (after the main table's rounds)",
+    )
+    parser.add_argument("--fill-calls", type=int, default=10, help="calls per FILL block")
     parser.add_argument(
         "--interpreter-options",
         action="store_true",
@@ -185,12 +210,17 @@ def keras_loop_tflite(model, folder):
 
 
 class LiteRTRow:
-    def __init__(self, name, path, threads, runtime="ai_edge_litert", delegates=True):
+    """One ``.tflite`` file in one interpreter. ``reset``: call
+    ``reset_all_variables`` before each call (only for a file whose fused
+    states carry over between calls)."""
+
+    def __init__(self, name, path, threads, runtime="ai_edge_litert", delegates=True, reset=False):
         from keras_seqmodels.export.litert_export import op_names, run_litert
+        from keras_seqmodels.export.litert_runtime import stateful_ops
 
         if runtime == "ai_edge_litert":
             from ai_edge_litert.interpreter import Interpreter, OpResolverType
-        else:  # TensorFlow's own copy of the interpreter, as the issue timed
+        else:  # TensorFlow's own copy of the interpreter
             import tensorflow as tf
 
             Interpreter = tf.lite.Interpreter
@@ -204,24 +234,40 @@ class LiteRTRow:
         )
         self._run = run_litert
         with open(path, "rb") as f:
-            self.ops = op_names(f.read())
+            content = f.read()
+        self.ops = op_names(content)
+        if reset and not stateful_ops(content):
+            raise ValueError(f"{name}: reset asked for a file without carried states")
+        self.reset = reset
         self.size = os.path.getsize(path)
+        self._call = None
 
     def predict(self, x):
-        return self._run(self.interpreter, x)[0]
+        """One call as it is timed: the file's own answer, states as they are."""
+        if self._call is None:
+            self._call = self.prepare(x)
+        interpreter = self.interpreter
+        interpreter.set_tensor(self._input, x)
+        self._call()
+        return interpreter.get_tensor(self._output)
 
     def prepare(self, x):
         self._run(self.interpreter, x)  # sizes the tensors for this batch
         interpreter = self.interpreter
         signature = interpreter._get_full_signature_list()["serving_default"]
-        (index,) = signature["inputs"].values()
-        interpreter.set_tensor(index, x)
+        ((self._input,), (self._output,)) = (
+            signature["inputs"].values(),
+            signature["outputs"].values(),
+        )
+        interpreter.set_tensor(self._input, x)
+        if self.reset:
 
-        def call():
-            interpreter.reset_all_variables()
-            interpreter.invoke()
+            def call():
+                interpreter.reset_all_variables()
+                interpreter.invoke()
 
-        return call
+            return call
+        return interpreter.invoke
 
 
 class SavedModelRow:
@@ -338,6 +384,67 @@ def time_rows(rows, x, rounds, calls):
     return {name: statistics.median(values) for name, values in medians.items()}
 
 
+FILL_ROWS = (
+    "litert fused",
+    "litert fused dynamic batch",
+    "litert fused stateful, reset",
+    "litert fused stateful, no reset",
+)
+
+
+def fill_cost(rows, x, blocks, calls):
+    """The zero-state ``FILL`` ops' cost: the rows of ``FILL_ROWS`` timed in
+    alternating blocks of ``calls`` calls (the order reversed every other
+    block); per row, the median over blocks of its block median divided by
+    the same block's ``stateful, no reset`` median (a paired ratio, so load
+    that changes between blocks cancels), with the quartiles, and the median
+    time (s)."""
+    chosen = [row for row in rows if row.name in FILL_ROWS]
+    calls_by_row = {row.name: row.prepare(x) for row in chosen}
+    for call in calls_by_row.values():
+        for _ in range(3):  # warm up
+            call()
+    medians = {row.name: [] for row in chosen}
+    for block in range(blocks):
+        for row in chosen if block % 2 == 0 else chosen[::-1]:
+            call = calls_by_row[row.name]
+            times = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - start)
+            medians[row.name].append(statistics.median(times))
+    base = medians["litert fused stateful, no reset"]
+    result = {}
+    for name, values in medians.items():
+        ratios = [a / b for a, b in zip(values, base)]
+        quartiles = statistics.quantiles(ratios, n=4)
+        result[name] = (statistics.median(values), statistics.median(ratios), quartiles)
+    return result
+
+
+def print_fill_cost(cost, blocks, calls):
+    print(
+        f"\nZero-state FILL ops (float32 fused file, batch 1): {blocks} alternating blocks "
+        f"of {calls} calls; ratio = the row's block median / the same block's "
+        "stateful, no reset median\n"
+    )
+    print("| file | ops before the LSTM | ms (median) | ratio, median (quartiles) |")
+    print("|---|---|---:|---:|")
+    before = {
+        "litert fused": "FILL x 2 (constant shape)",
+        "litert fused dynamic batch": "SHAPE, SLICE, CONCATENATION, FILL x 2",
+        "litert fused stateful, reset": "- (reset_all_variables before invoke)",
+        "litert fused stateful, no reset": "- (states carried over)",
+    }
+    for name in FILL_ROWS:
+        seconds, ratio, (low, _, high) = cost[name]
+        print(
+            f"| {name} | {before[name]} | {seconds * 1e3:.3f} | "
+            f"{ratio:.3f} ({low:.3f}-{high:.3f}) |"
+        )
+
+
 def main(argv=None):
     args = parse_args(argv)
     import tensorflow as tf
@@ -361,22 +468,35 @@ def main(argv=None):
     folder = tempfile.mkdtemp(prefix="deploy_latency_")
     try:
         fused = export.to_litert(ours, os.path.join(folder, "fused.tflite"), batch_size=1)
+        stateful = export.to_litert(
+            ours, os.path.join(folder, "stateful.tflite"), batch_size=1, stateful=True
+        )
+        unbatched = export.to_litert(ours, os.path.join(folder, "fused_dynamic_batch.tflite"))
         loop = keras_loop_tflite(theirs, folder)
         rows = [
             LiteRTRow("litert fused", fused, args.threads),
             LiteRTRow("litert keras LSTM loop", loop, args.threads),
             LiteRTRow("tf.lite fused", fused, args.threads, runtime="tf"),
             LiteRTRow("tf.lite keras LSTM loop", loop, args.threads, runtime="tf"),
+            LiteRTRow("litert fused stateful, reset", stateful, args.threads, reset=True),
+            LiteRTRow("litert fused stateful, no reset", stateful, args.threads),
+            LiteRTRow("litert fused dynamic batch", unbatched, args.threads),
         ]
-        for quantize in ("float16", "dynamic", "int8"):
+        for quantize, batch_size in (
+            ("float16", 1),
+            ("float16", None),
+            ("dynamic", 1),
+            ("int8", 1),
+        ):
+            suffix = "" if batch_size else " dynamic batch"
             path = export.to_litert(
                 ours,
-                os.path.join(folder, f"{quantize}.tflite"),
+                os.path.join(folder, f"{quantize}{suffix.replace(' ', '_')}.tflite"),
                 quantize=quantize,
                 representative_data=calibration,
-                batch_size=1,
+                batch_size=batch_size,
             )
-            rows.append(LiteRTRow(f"litert fused {quantize}", path, args.threads))
+            rows.append(LiteRTRow(f"litert fused {quantize}{suffix}", path, args.threads))
         options = []
         if args.interpreter_options:
             options = option_rows(fused, loop, os.path.join(folder, "dynamic.tflite"))
@@ -392,6 +512,7 @@ def main(argv=None):
             got = np.concatenate([row.predict(check[i : i + 1]) for i in range(len(check))])
             errors[row.name] = float(np.max(np.abs(got - reference)))
         seconds = time_rows(rows + options, x, args.rounds, args.calls)
+        cost = fill_cost(rows, x, args.fill_blocks, args.fill_calls)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -414,6 +535,7 @@ def main(argv=None):
             f"{anchor / latency:.2f} | {row.size / 1024:.0f} | {row.size / float_size:.2f} | "
             f"{errors[row.name]:.1e} |"
         )
+    print_fill_cost(cost, args.fill_blocks, args.fill_calls)
     if args.interpreter_options:
         print_options(seconds, anchor)
 
