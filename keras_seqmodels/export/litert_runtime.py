@@ -107,7 +107,21 @@ def float32_fused_weights(content):
         _drop_unread(model, graph, schema)
     if not changed:
         return content
+    _empty_unused_buffers(model)
     return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
+
+
+def _empty_unused_buffers(model):
+    """Drop the data of constant buffers that no op of any graph reads any
+    more (the float16 copies the float32 weights replaced)."""
+    used = set()
+    for graph in model.subgraphs:
+        read = {int(i) for op in graph.operators for i in list(op.inputs) + list(op.outputs)}
+        read |= {int(i) for i in graph.inputs} | {int(i) for i in graph.outputs}
+        used |= {graph.tensors[i].buffer for i in read if i >= 0}
+    for index, buffer in enumerate(model.buffers):
+        if index not in used and buffer.data is not None and len(buffer.data):
+            buffer.data = None
 
 
 def _fixed_batch(graph, op):

@@ -144,3 +144,15 @@ def test_int8_of_a_recurrent_loop_is_unrolled_and_runs(tmp_path, layer):
 def test_stateful_must_be_a_bool(tmp_path):
     with pytest.raises(ValueError, match="to_litert: `stateful` must be True or False"):
         litert_export.to_litert(_model(), os.path.join(tmp_path, "m.tflite"), stateful="yes")
+
+
+def test_float16_with_a_dynamic_batch_stores_the_fused_weights_once(tmp_path):
+    # The fused ops read float32 weights; the float16 copies they replace are
+    # dropped from the file, so it is about the float32 file's size.
+    model = keras.Sequential([keras.Input((10, 32)), ks.layers.LSTM(64)])
+    sizes = {}
+    for quantize in (None, "float16"):
+        path = litert_export.to_litert(model, str(tmp_path / f"{quantize}.tflite"),
+                                       quantize=quantize)  # fmt: skip
+        sizes[quantize] = os.path.getsize(path)
+    assert sizes["float16"] <= 1.05 * sizes[None], sizes
