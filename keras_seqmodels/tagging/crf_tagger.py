@@ -5,7 +5,7 @@ from keras import ops
 
 from keras_seqmodels._compat import get_keras_mask, set_keras_mask
 from keras_seqmodels.tagging.crf import CRF, crf_log_likelihood
-from keras_seqmodels.utils import bounds
+from keras_seqmodels.utils import bounds, serialization
 
 _CRF_LOSSES = (None, "crf", "auto")
 
@@ -222,8 +222,5 @@ class CRFTagger(keras.Model):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         bounds.check_config(cls.__name__, config)
-        config = dict(config)
-        config["potentials_model"] = keras.saving.deserialize_keras_object(
-            config["potentials_model"], custom_objects=custom_objects
-        )
-        return cls(**config)
+        nested = serialization.deserialize_nested(config, ("potentials_model",), custom_objects)
+        return cls(**nested)
