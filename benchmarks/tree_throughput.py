@@ -54,8 +54,8 @@ def main(argv=None):
     from keras import ops
 
     from keras_seqmodels import trees as T
-    from keras_seqmodels.trees.tree_lstm import TreeLSTM
     from keras_seqmodels.trees.steps import nary_tree_lstm_step
+    from keras_seqmodels.trees.tree_lstm import TreeLSTM
 
     keras.utils.set_random_seed(args.seed)
     trees, source = load_trees(args.data_dir, args.trees, args.seed)
