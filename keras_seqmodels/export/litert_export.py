@@ -45,16 +45,19 @@ package's and Keras's               layer; tanh or relu), ``go_backwards``
 over those                          dynamic-range weights (``"int8"``: loop)
 ``GRUCell`` and every other cell,   a ``WHILE`` loop of builtin ops (LiteRT
 Keras's ``GRU``; an LSTM or Elman   has no GRU kernel; the fused ops have no
-layer with a mask,                  sequence lengths, no initial state input
-``initial_state`` or                and no state output); no Flex op
-``return_state``; an Elman layer
-with ``stateful``
+layer with a mask or                sequence lengths and no state output,
+``return_state``; an Elman layer    the fused RNN no initial state input);
+with ``initial_state`` or           no Flex op
+``stateful``
 ==================================  ========================================
 
-Limits of the fused LSTM: a mask, ``initial_state`` and ``return_state``
-make the layer a loop of builtin ops, with a warning, as do activations other
-than tanh/sigmoid; ``stateful=True`` and ``quantize="int8"`` with peepholes are
-refused with a message naming the layer.
+``initial_state`` ``[h0, c0]`` (model inputs or computed by the model) feeds
+the fused LSTM's state tensors at a fixed batch size. Limits of the fused
+LSTM: a mask, ``return_state``, ``initial_state`` at a dynamic batch size or
+into a ``Bidirectional`` make the layer a loop of builtin ops, with a warning,
+as do activations other than tanh/sigmoid; ``stateful=True`` and
+``quantize="int8"`` with peepholes are refused with a message naming the
+layer.
 
 Tied embeddings: with ``quantize="dynamic"`` or ``"int8"``, a matrix that
 the model both looks up (``GATHER``) and multiplies by (the logits of a
@@ -363,11 +366,13 @@ class _Tracer:
             if all(self._elman_fusable(sub, args, kwargs) for sub in (forward, backward)):
                 if not getattr(layer, "return_state", False):
                     return self.bidirectional(layer, *args, **kwargs)
-        elif self._fused_lstm(layer) and self._masked(layer, args, kwargs):
+        elif self._fused_lstm(layer) and self._masked(layer, args, kwargs, states_in=True):
             return self.plain(layer, *args, **kwargs)
         elif self._fused_lstm(layer):
             self._check_fusable(layer, layer, args, kwargs)
-            return self.lstm(layer, args[0], layer.go_backwards)
+            states = kwargs.get("initial_state")
+            states = list(args[1:]) if states is None else list(states)
+            return self.lstm(layer, args[0], layer.go_backwards, states or None)
         elif self._elman_fusable(layer, args, kwargs):
             return self.elman(layer, args[0], layer.go_backwards)
         return self.plain(layer, *args, **kwargs)
@@ -428,20 +433,26 @@ class _Tracer:
                 "calibrate; use quantize='dynamic' or 'float16'"
             )
 
-    def _masked(self, layer, args, kwargs):
+    def _masked(self, layer, args, kwargs, states_in=False):
         """Whether an LSTM layer call needs what LiteRT's fused op lacks: a
-        mask (the op has no sequence lengths), ``initial_state`` (its states
-        are variable tensors, zeroed or carried over, not inputs) or
-        ``return_state`` (it outputs the sequence only). Such a layer
-        converts as a loop of builtin ops, which computes them as Keras does,
-        with a warning."""
+        mask (the op has no sequence lengths) or ``return_state`` (it outputs
+        the sequence only); for a ``Bidirectional`` (``states_in=False``),
+        ``initial_state`` too. Such a layer converts as a loop of builtin ops,
+        which computes them as Keras does, with a warning. A single LSTM's
+        ``initial_state`` goes into the fused op (``states_in=True``) at a
+        fixed batch size (``batch_size=1`` for a device)."""
         from keras_seqmodels._compat import get_keras_mask
 
         reasons = []
         if kwargs.get("mask") is not None or (args and get_keras_mask(args[0]) is not None):
             reasons.append("receives a mask")
-        if kwargs.get("initial_state") is not None or len(args) > 1:
+        given = kwargs.get("initial_state") is not None or len(args) > 1
+        dynamic = bool(args) and getattr(args[0], "shape", (None,))[0] is None
+        if given and not states_in:
             reasons.append("is called with `initial_state`")
+        elif given and dynamic:
+            # The converter fuses the marked function only with static state shapes.
+            reasons.append("is called with `initial_state` at a dynamic batch size")
         if getattr(layer, "return_state", False):
             reasons.append("has return_state=True")
         if not reasons:
@@ -514,8 +525,10 @@ class _Tracer:
         out = tf.transpose(sequence, (1, 0, 2)) if layer.return_sequences else sequence[-1]
         return tf.cast(out, dtype)
 
-    def lstm(self, layer, x, go_backwards):
-        """The layer's output through a function marked as a Keras LSTM."""
+    def lstm(self, layer, x, go_backwards, initial_state=None):
+        """The layer's output through a function marked as a Keras LSTM;
+        ``initial_state``: ``[h0, c0]`` tensors, which the converter wires
+        into the fused op's state tensors (zeros if ``None``)."""
         import tensorflow as tf
 
         kernel, recurrent, bias, peepholes = (
@@ -530,12 +543,15 @@ class _Tracer:
         # The converter needs a static state shape; for a dynamic batch the
         # stored state has batch 1 and is resized at run time (run_litert).
         zeros = tf.zeros((batch or 1, units), tf.float32)
+        h0, c0 = zeros, zeros
+        if initial_state is not None:
+            h0, c0 = (tf.cast(state, tf.float32) for state in initial_state)
         self.fused.append((layer.name, kernel, peepholes))
         if bias is None:
             bias = np.zeros((4 * units,), np.float32)
         kernel, recurrent, bias = (tf.constant(w) for w in (kernel, recurrent, bias))
         function = _marked_lstm(peepholes)
-        last, sequence, _, _, _ = function(x, zeros, zeros, kernel, recurrent, bias)
+        last, sequence, _, _, _ = function(x, h0, c0, kernel, recurrent, bias)
         out = sequence if layer.return_sequences else last
         return tf.cast(out, dtype)
 

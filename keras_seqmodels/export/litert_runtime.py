@@ -55,9 +55,10 @@ def zero_states_each_call(content):
         for op in graph.operators:
             name = _op_name(model, op, schema)
             if name in STATE_INPUTS:
-                _own_state_tensors(model, graph, op, STATE_INPUTS[name], schema)
-                operators.extend(_zero_fill(model, graph, op, STATE_INPUTS[name], schema))
-                changed = True
+                positions = _own_state_tensors(model, graph, op, STATE_INPUTS[name], schema)
+                if positions:
+                    operators.extend(_zero_fill(model, graph, op, positions, schema))
+                    changed = True
             operators.append(op)
         graph.operators = operators
         _drop_unread(model, graph, schema)
@@ -142,7 +143,8 @@ def _signature(tensor):
 
 def stateful_ops(content):
     """The fused sequence ops of a file whose state carries over between calls
-    (no ``FILL`` writes their state before them), as ``[op name, ...]``.
+    (neither the caller nor an earlier op, such as a ``FILL``, writes their
+    state before them), as ``[op name, ...]``.
 
     Example: a file written by ``to_litert`` has none.
     """
@@ -152,24 +154,39 @@ def stateful_ops(content):
     model = flatbuffer_utils.read_model_from_bytearray(bytearray(content))
     found = []
     for graph in model.subgraphs:
-        filled = set()
+        written = {int(i) for i in graph.inputs}  # set by the caller at every call
         for op in graph.operators:
             name = _op_name(model, op, schema)
-            if name == "FILL":
-                filled.update(int(i) for i in op.outputs)
-            elif name in STATE_INPUTS:
-                if not all(int(op.inputs[p]) in filled for p in STATE_INPUTS[name]):
+            if name in STATE_INPUTS:
+                if not all(int(op.inputs[p]) in written for p in STATE_INPUTS[name]):
                     found.append(name)
+            written.update(int(i) for i in op.outputs)  # FILL, or a computed state
     return found
 
 
 def _own_state_tensors(model, graph, op, positions, schema):
-    """Give ``op`` a variable state tensor of its own where another op writes
-    its state (float16 files: a ``DEQUANTIZE`` of stored zeros); float32."""
+    """The state positions of ``op`` to zero before each call: those that
+    start from the converter's stored zeros. A state that is a graph input or
+    computed by the model (an LSTM called with ``initial_state``) is written
+    by the caller or by its op at every call and is left alone. Where the
+    zeros come through a ``DEQUANTIZE`` (float16 files), ``op`` gets a float32
+    variable state tensor of its own."""
+    inputs = {int(i) for i in graph.inputs}
+    zeroed = []
     for position in positions:
         index = int(op.inputs[position])
-        if not any(index in list(o.outputs) for o in graph.operators):
+        if index in inputs:
             continue
+        producer = next((o for o in graph.operators if index in list(o.outputs)), None)
+        if producer is None:
+            zeroed.append(position)
+            continue
+        source = graph.tensors[int(producer.inputs[0])] if len(producer.inputs) else None
+        data = None if source is None else model.buffers[source.buffer].data
+        stored = data is not None and len(data) > 0
+        if _op_name(model, producer, schema) != "DEQUANTIZE" or not stored:
+            continue  # computed by the model
+        zeroed.append(position)
         old = graph.tensors[index]
         tensor = schema.TensorT()
         tensor.shape = list(old.shape)
@@ -180,6 +197,7 @@ def _own_state_tensors(model, graph, op, positions, schema):
         tensor.buffer = 0
         graph.tensors.append(tensor)
         op.inputs[position] = len(graph.tensors) - 1
+    return tuple(zeroed)
 
 
 def _drop_unread(model, graph, schema):

@@ -19,7 +19,7 @@ import pytest
 
 import keras_seqmodels as ks
 from keras_seqmodels import export
-from keras_seqmodels.export import litert_export
+from keras_seqmodels.export import litert_export, litert_runtime
 
 pytestmark = pytest.mark.tf_only  # the LiteRT converter runs on TensorFlow
 interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
@@ -243,24 +243,49 @@ def test_masked_lstms_run_as_loops(tmp_path, batch, length):
 
 
 @pytest.mark.parametrize("batch", [1, None])
-def test_initial_and_returned_states_run_as_loops(tmp_path, batch):
-    """The fused LSTM has no state inputs or outputs: an LSTM called with
-    ``initial_state`` and one with ``return_state=True`` convert as loops of
-    builtin ops, with a warning, and give Keras's outputs and states."""
+def test_initial_states_go_into_the_fused_op_and_returned_states_run_as_a_loop(
+    tmp_path, batch
+):
+    """At a fixed batch, an LSTM called with ``initial_state`` is one fused op
+    whose state tensors the states feed (here model inputs, written at every
+    call); at a dynamic batch it is a loop (the converter fuses only static
+    state shapes). One with ``return_state=True`` is a loop of builtin ops,
+    with a warning (the fused op outputs the sequence only). Keras's outputs
+    and states, call after call."""
     inputs = keras.Input((T, F), batch_size=batch)
     h0, c0 = keras.Input((N,), batch_size=batch), keras.Input((N,), batch_size=batch)
     sequence = _lstm(return_sequences=True, name="started")(inputs, initial_state=[h0, c0])
     last, h, c = _lstm(return_state=True, name="states_out")(sequence)
     model = keras.Model([inputs, h0, c0], [last, h, c])
-    with pytest.warns(UserWarning, match="'started' is called with `initial_state`"):
-        interpreter, _ = _convert(model, tmp_path)
-    assert FUSED not in _ops(interpreter)
+    with pytest.warns(UserWarning, match="'states_out' has return_state=True"):
+        interpreter, content = _convert(model, tmp_path)
+    assert _ops(interpreter).count(FUSED) == (1 if batch else 0)
+    assert litert_runtime.stateful_ops(content) == []
     rng = np.random.default_rng(4)
-    x = [_inputs(1), rng.normal(size=(1, N)).astype("float32"),
-         rng.normal(size=(1, N)).astype("float32")]  # fmt: skip
-    got = litert_export.run_litert(interpreter, *x)
-    for a, b in zip(got, model.predict(x, verbose=0)):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    for _ in range(2):
+        x = [_inputs(1), rng.normal(size=(1, N)).astype("float32"),
+             rng.normal(size=(1, N)).astype("float32")]  # fmt: skip
+        got = litert_export.run_litert(interpreter, *x)
+        for a, b in zip(got, model.predict(x, verbose=0)):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_initial_states_computed_by_the_model_go_into_the_fused_op(tmp_path):
+    """States computed from another input (a context vector through Dense
+    layers, as an encoder's would be) feed the fused op at every call."""
+    inputs, context = keras.Input((T, F), batch_size=1), keras.Input((5,), batch_size=1)
+    h0 = keras.layers.Dense(N, activation="tanh")(context)
+    c0 = keras.layers.Dense(N)(context)
+    outputs = _lstm(name="conditioned")(inputs, initial_state=[h0, c0])
+    model = keras.Model([inputs, context], outputs)
+    interpreter, content = _convert(model, tmp_path)
+    assert _ops(interpreter).count(FUSED) == 1
+    assert "FILL" not in _ops(interpreter)  # nothing to zero: the Dense layers write the states
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        x = [_inputs(1), rng.normal(size=(1, 5)).astype("float32")]
+        (got,) = litert_export.run_litert(interpreter, *x)
+        np.testing.assert_allclose(got, model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
 
 
 def test_elman_loop_where_the_stub_op_is_taken(tmp_path, monkeypatch):
