@@ -52,9 +52,11 @@ with ``initial_state`` or           no Flex op
 ==================================  ========================================
 
 ``initial_state`` ``[h0, c0]`` (model inputs or computed by the model) feeds
-the fused LSTM's state tensors at a fixed batch size. Limits of the fused
-LSTM: a mask, ``return_state``, ``initial_state`` at a dynamic batch size or
-into a ``Bidirectional`` make the layer a loop of builtin ops, with a warning,
+the fused LSTM's state tensors (at a dynamic batch through an ``ADD`` that
+writes them in: ``litert_runtime.feed_states``). Limits of the fused LSTM: a
+mask, ``return_state``, ``initial_state`` into a ``Bidirectional`` or with
+``quantize="int8"`` at a dynamic batch make the layer a loop of builtin ops,
+with a warning,
 as do activations other than tanh/sigmoid; ``stateful=True`` and
 ``quantize="int8"`` with peepholes are refused with a message naming the
 layer.
@@ -93,12 +95,17 @@ import warnings
 
 import numpy as np
 
-from keras_seqmodels.export.litert_runtime import float32_fused_weights, zero_states_each_call
+from keras_seqmodels.export.litert_runtime import (
+    feed_states,
+    float32_fused_weights,
+    zero_states_each_call,
+)
 
 QUANTIZE = (None, "dynamic", "float16", "int8")
 FUSE = ("lstm", "rnn")  # the layer kinds ``to_litert(fuse=...)`` can write as fused ops
 FUSED_LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
 FUSED_RNN = "UNIDIRECTIONAL_SEQUENCE_RNN"
+STATE_FEED = "state_feed_"  # the outputs that carry initial states to feed_states
 # Operand positions of LiteRT's LSTM kernels (tflite/kernels/lstm_shared.h).
 _FORGET_WEIGHTS = 2
 _PEEPHOLES = (9, 10, 11)
@@ -209,6 +216,9 @@ def to_litert(
     tracer.fuse_elman = "rnn" in fuse and _register_rnn_stub()
     content = _convert(graph, tracer, quantize, representative_data, batch_size)
     content = _patch_fused_ops(content, tracer.fused, tracer.fused_rnn)
+    if tracer.state_feeds:
+        kernels = [kernel for kernel, _, _ in tracer.state_feeds]
+        content = feed_states(content, kernels, STATE_FEED, _STATES, FUSED_LSTM)
     if quantize in ("dynamic", "int8"):
         matrices = [v for v in tracer.values.values() if v.ndim == 2]
         content = _share_tied_weights(content, matrices)
@@ -340,6 +350,7 @@ class _Tracer:
         self.fused = []  # (layer name, kernel, peepholes or None)
         self.fused_rnn = []  # (layer name, kernel, activation name)
         self.fuse_elman = True  # False where the RNN stub op cannot be built
+        self.state_feeds = []  # (kernel, h0, c0): initial states at a dynamic batch
 
     def run(self, graph, inputs):
         from keras_seqmodels._compat import run_functional_graph
@@ -439,8 +450,8 @@ class _Tracer:
         the sequence only); for a ``Bidirectional`` (``states_in=False``),
         ``initial_state`` too. Such a layer converts as a loop of builtin ops,
         which computes them as Keras does, with a warning. A single LSTM's
-        ``initial_state`` goes into the fused op (``states_in=True``) at a
-        fixed batch size (``batch_size=1`` for a device)."""
+        ``initial_state`` goes into the fused op (``states_in=True``), except
+        with int8 at a dynamic batch."""
         from keras_seqmodels._compat import get_keras_mask
 
         reasons = []
@@ -450,9 +461,8 @@ class _Tracer:
         dynamic = bool(args) and getattr(args[0], "shape", (None,))[0] is None
         if given and not states_in:
             reasons.append("is called with `initial_state`")
-        elif given and dynamic:
-            # The converter fuses the marked function only with static state shapes.
-            reasons.append("is called with `initial_state` at a dynamic batch size")
+        elif given and dynamic and self.quantize == "int8":
+            reasons.append("is called with `initial_state` at a dynamic batch size with int8")
         if getattr(layer, "return_state", False):
             reasons.append("has return_state=True")
         if not reasons:
@@ -546,6 +556,11 @@ class _Tracer:
         h0, c0 = zeros, zeros
         if initial_state is not None:
             h0, c0 = (tf.cast(state, tf.float32) for state in initial_state)
+            if batch is None:
+                # The converter fuses only static state shapes: the op starts
+                # from stored zeros, and feed_states writes h0, c0 into them.
+                self.state_feeds.append((kernel, h0, c0))
+                h0, c0 = zeros, zeros
         self.fused.append((layer.name, kernel, peepholes))
         if bias is None:
             bias = np.zeros((4 * units,), np.float32)
@@ -789,12 +804,16 @@ def _convert(graph, tracer, quantize, representative_data, batch_size):
     # VAR_HANDLE / READ_VARIABLE, unquantized, with the fused op's weight
     # splits computed at run time).
     def serve(*inputs):
-        tracer.fused, tracer.fused_rnn = [], []
+        tracer.fused, tracer.fused_rnn, tracer.state_feeds = [], [], []
         mapping = [(v, tf.constant(tracer.values[id(v)].astype(v.dtype))) for v in graph.variables]
         with keras.StatelessScope(state_mapping=mapping):
             outputs = tracer.run(graph, list(inputs) if len(inputs) > 1 else inputs[0])
         flat = tf.nest.flatten(outputs)
-        return {f"output_{i}": y for i, y in enumerate(flat)}
+        served = {f"output_{i}": y for i, y in enumerate(flat)}
+        for k, (_, h0, c0) in enumerate(tracer.state_feeds):
+            # Kept alive as outputs through conversion; feed_states rewires them.
+            served[f"{STATE_FEED}{k}_h"], served[f"{STATE_FEED}{k}_c"] = h0, c0
+        return served
 
     function = tf.function(serve, input_signature=specs, autograph=False)
     module = tf.Module()

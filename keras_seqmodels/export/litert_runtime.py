@@ -67,6 +67,94 @@ def zero_states_each_call(content):
     return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
 
 
+def feed_states(content, kernels, prefix, positions, op_name):
+    """Write given initial states into fused LSTM ops' state tensors.
+
+    The converter fuses an LSTM only with static state shapes; at a dynamic
+    batch ``to_litert`` traces the op from stored zeros and keeps the initial
+    states ``h0, c0`` alive as extra outputs named ``{prefix}{k}_h`` /
+    ``_c``. This rewrite finds, for each ``k``, the fused op whose
+    forget-gate input weights are those of ``kernels[k]`` (Keras layout
+    ``(in, 4 * units)``), puts an ``ADD(h0, 0)`` (and ``c0``) writing into its
+    state tensors right before it, and removes the extra outputs.
+
+    Args:
+        content: the bytes of a ``.tflite`` file.
+        kernels: the input kernel of each fed layer, in feed order.
+        prefix: the extra outputs' name prefix.
+        positions: the op's state input positions (``h``, ``c``).
+        op_name: the fused op's name.
+
+    Returns:
+        The bytes of the rewritten file.
+    """
+    from tensorflow.lite.python import schema_py_generated as schema
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    model = flatbuffer_utils.read_model_from_bytearray(bytearray(content))
+    graph = model.subgraphs[0]
+    signature = model.signatureDefs[0]
+    named = {m.name.decode() if isinstance(m.name, bytes) else m.name: int(m.tensorIndex)
+             for m in signature.outputs}  # fmt: skip
+    fused = [op for op in graph.operators if _op_name(model, op, schema) == op_name]
+    inserted = {}
+    for k, kernel in enumerate(kernels):
+        units = kernel.shape[1] // 4
+        forget = kernel[:, units : 2 * units].T
+
+        def distance(op, forget=forget):
+            values = _float_values(model, graph, int(op.inputs[2]), schema)
+            if values is None or values.shape != forget.shape:
+                return np.inf
+            return float(np.mean(np.abs(values - forget)))
+
+        op = min(fused, key=distance)
+        fused.remove(op)
+        zero = _tensor(model, graph, [], schema.TensorType.FLOAT32, schema,
+                       np.asarray(0.0, np.float32))  # fmt: skip
+        for position, part in zip(positions, ("h", "c")):
+            source = named[f"{prefix}{k}_{part}"]
+            inserted.setdefault(id(op), []).append(
+                _operator(model, schema.BuiltinOperator.ADD, [source, zero],
+                          [int(op.inputs[position])], schema, schema.AddOptionsT(),
+                          schema.BuiltinOptions.AddOptions)  # fmt: skip
+            )
+    operators = []
+    for op in graph.operators:
+        operators.extend(inserted.get(id(op), []))
+        operators.append(op)
+    graph.operators = operators
+    fed = {named[n] for n in named if n.startswith(prefix)}
+    graph.outputs = [i for i in graph.outputs if int(i) not in fed]
+    signature.outputs = [m for m in signature.outputs if int(m.tensorIndex) not in fed]
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
+
+
+def _float_values(model, graph, index, schema):
+    """A constant float32 or float16 tensor's values (through a ``DEQUANTIZE``)."""
+    tensor = graph.tensors[index]
+    data = model.buffers[tensor.buffer].data
+    if data is None or not len(data):
+        producer = next((o for o in graph.operators if index in list(o.outputs)), None)
+        if producer is not None and _op_name(model, producer, schema) == "DEQUANTIZE":
+            return _float_values(model, graph, int(producer.inputs[0]), schema)
+        return None
+    dtypes = {
+        schema.TensorType.FLOAT32: np.float32,
+        schema.TensorType.FLOAT16: np.float16,
+        schema.TensorType.INT8: np.int8,
+    }
+    if tensor.type not in dtypes:
+        return None
+    values = np.frombuffer(bytes(data), dtypes[tensor.type]).astype(np.float64)
+    values = values.reshape(tensor.shape)
+    q = tensor.quantization
+    if tensor.type == schema.TensorType.INT8 and q is not None and q.scale is not None:
+        scale = np.asarray(q.scale, np.float64)  # one per tensor, or one per row
+        values = values * (scale[:, None] if scale.size == values.shape[0] > 1 else scale[0])
+    return values
+
+
 def float32_fused_weights(content):
     """Give each fused LSTM and RNN op of a dynamic batch float32 constant
     weights where a ``DEQUANTIZE`` (float16 storage) feeds them.

@@ -246,12 +246,12 @@ def test_masked_lstms_run_as_loops(tmp_path, batch, length):
 def test_initial_states_go_into_the_fused_op_and_returned_states_run_as_a_loop(
     tmp_path, batch
 ):
-    """At a fixed batch, an LSTM called with ``initial_state`` is one fused op
-    whose state tensors the states feed (here model inputs, written at every
-    call); at a dynamic batch it is a loop (the converter fuses only static
-    state shapes). One with ``return_state=True`` is a loop of builtin ops,
-    with a warning (the fused op outputs the sequence only). Keras's outputs
-    and states, call after call."""
+    """An LSTM called with ``initial_state`` is one fused op whose state
+    tensors the states feed (here model inputs, set at every call), at a fixed
+    batch (the converter wires them) and at a dynamic one (an ``ADD`` writes
+    them in, ``litert_runtime.feed_states``). One with ``return_state=True``
+    is a loop of builtin ops, with a warning (the fused op outputs the
+    sequence only). Keras's outputs and states, call after call."""
     inputs = keras.Input((T, F), batch_size=batch)
     h0, c0 = keras.Input((N,), batch_size=batch), keras.Input((N,), batch_size=batch)
     sequence = _lstm(return_sequences=True, name="started")(inputs, initial_state=[h0, c0])
@@ -259,15 +259,35 @@ def test_initial_states_go_into_the_fused_op_and_returned_states_run_as_a_loop(
     model = keras.Model([inputs, h0, c0], [last, h, c])
     with pytest.warns(UserWarning, match="'states_out' has return_state=True"):
         interpreter, content = _convert(model, tmp_path)
-    assert _ops(interpreter).count(FUSED) == (1 if batch else 0)
+    assert _ops(interpreter).count(FUSED) == 1
     assert litert_runtime.stateful_ops(content) == []
     rng = np.random.default_rng(4)
-    for _ in range(2):
-        x = [_inputs(1), rng.normal(size=(1, N)).astype("float32"),
-             rng.normal(size=(1, N)).astype("float32")]  # fmt: skip
+    for rows in (1, 1) if batch else (3, 1, 2):
+        x = [_inputs(rows, seed=rows), rng.normal(size=(rows, N)).astype("float32"),
+             rng.normal(size=(rows, N)).astype("float32")]  # fmt: skip
         got = litert_export.run_litert(interpreter, *x)
         for a, b in zip(got, model.predict(x, verbose=0)):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("quantize, atol", [(None, 1e-5), ("float16", 2e-3), ("dynamic", 5e-2)])
+def test_two_fed_lstms_at_a_dynamic_batch(tmp_path, quantize, atol):
+    """Two stacked LSTMs, each started from its own model inputs, at a dynamic
+    batch: each state goes to its own op (matched by the op's weights)."""
+    inputs = keras.Input((T, F))
+    starts = [keras.Input((N,)) for _ in range(4)]
+    x = _lstm(return_sequences=True, name="first")(inputs, initial_state=starts[:2])
+    outputs = _lstm(name="second")(x, initial_state=starts[2:])
+    model = keras.Model([inputs, *starts], outputs)
+    interpreter, _ = _convert(model, tmp_path, quantize=quantize)
+    assert _ops(interpreter).count(FUSED) == 2
+    rng = np.random.default_rng(6)
+    for rows in (2, 5):
+        x = [_inputs(rows, seed=rows)] + [
+            rng.normal(size=(rows, N)).astype("float32") for _ in range(4)
+        ]
+        (got,) = litert_export.run_litert(interpreter, *x)
+        np.testing.assert_allclose(got, model.predict(x, verbose=0), atol=atol, rtol=0)
 
 
 def test_initial_states_computed_by_the_model_go_into_the_fused_op(tmp_path):
