@@ -15,6 +15,12 @@ every call as ``model.predict`` does, at any batch size, through the plain
 interpreter API (``resize_tensor_input``, ``allocate_tensors``, ``invoke``).
 Quantized states are filled with their zero point.
 
+**Given initial states** (``feed_states``). The converter fuses an LSTM only
+with static state shapes; at a dynamic batch ``to_litert`` traces the op from
+stored zeros, keeps the layer's ``initial_state`` alive as extra outputs, and
+this rewrite puts an ``ADD`` that writes them into the op's state tensors
+right before it (such states are then left alone by the zeroing above).
+
 **float32 weights for the fused ops** (``float32_fused_weights``). In a
 float16 file the converter feeds the fused LSTM and RNN their weights through
 ``DEQUANTIZE`` ops; LiteRT's kernels then answer wrongly once the
