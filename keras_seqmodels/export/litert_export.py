@@ -96,8 +96,12 @@ import warnings
 import numpy as np
 
 from keras_seqmodels.export.litert_runtime import (
+    drop_unread,
     feed_states,
     float32_fused_weights,
+    op_name,
+    tensor_values,
+    weight_distance,
     zero_states_each_call,
 )
 
@@ -312,7 +316,7 @@ def op_names(content):
     """The builtin (or custom) op names of a ``.tflite`` file's main graph,
     read from the flatbuffer."""
     model = _read(content)
-    return [_op_name(model, op) for op in model.subgraphs[0].operators]
+    return [op_name(model, op) for op in model.subgraphs[0].operators]
 
 
 # Tracing ------------------------------------------------------------------
@@ -879,43 +883,6 @@ def _read(content):
     return flatbuffer_utils.read_model_from_bytearray(bytearray(content))
 
 
-def _op_name(model, op):
-    from tensorflow.lite.python import schema_py_generated as schema
-
-    code = model.operatorCodes[op.opcodeIndex]
-    builtin = max(code.builtinCode, code.deprecatedBuiltinCode)
-    if builtin == schema.BuiltinOperator.CUSTOM:
-        return (code.customCode or b"CUSTOM").decode()
-    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
-    return names[builtin]
-
-
-def _tensor_values(model, graph, index):
-    """A constant tensor's values as float (dequantized), following a
-    ``DEQUANTIZE`` op back to its constant (float16 weights)."""
-    from tensorflow.lite.python import schema_py_generated as schema
-
-    tensor = graph.tensors[index]
-    data = model.buffers[tensor.buffer].data
-    if data is None or len(data) == 0:
-        for op in graph.operators:
-            if index in list(op.outputs) and _op_name(model, op) == "DEQUANTIZE":
-                return _tensor_values(model, graph, int(op.inputs[0]))
-        return None
-    dtypes = {
-        schema.TensorType.FLOAT32: np.float32,
-        schema.TensorType.FLOAT16: np.float16,
-        schema.TensorType.INT8: np.int8,
-    }
-    if tensor.type not in dtypes:
-        return None
-    values = np.frombuffer(bytes(data), dtypes[tensor.type]).astype(np.float64)
-    q = tensor.quantization
-    if q is not None and q.scale is not None and len(q.scale):
-        values = (values - np.asarray(q.zeroPoint, np.float64)[0]) * q.scale[0]
-    return values.reshape(tensor.shape)
-
-
 def _patch_fused_ops(content, fused, fused_rnn=()):
     """Set ``cell_clip`` to 0 and add the peephole weights of each fused LSTM
     op, matching ops to layers by their forget-gate input weights; set the
@@ -930,31 +897,31 @@ def _patch_fused_ops(content, fused, fused_rnn=()):
     graph = model.subgraphs[0]
     candidates = list(fused)
     rnn_candidates = list(fused_rnn)
-    _drop_unused_rnn_ops(model, graph)
+    drop_unread(model, graph, (FUSED_RNN, "DEQUANTIZE"))
     for op in graph.operators:
-        if _op_name(model, op) == FUSED_RNN:
+        if op_name(model, op) == FUSED_RNN:
             _float32_states(model, graph, op, schema, (_RNN_STATE,))
-            values = _tensor_values(model, graph, int(op.inputs[_RNN_WEIGHTS]))
+            values = tensor_values(model, graph, int(op.inputs[_RNN_WEIGHTS]))
             if values is None or not rnn_candidates:
                 continue
             best = min(
                 range(len(rnn_candidates)),
-                key=lambda i: _distance(values, rnn_candidates[i][1], blocks=1),
+                key=lambda i: weight_distance(values, rnn_candidates[i][1], blocks=1),
             )
             if rnn_candidates.pop(best)[2] == "relu":
                 relu = schema.ActivationFunctionType.RELU
                 op.builtinOptions.fusedActivationFunction = relu
             continue
-        if _op_name(model, op) != FUSED_LSTM:
+        if op_name(model, op) != FUSED_LSTM:
             continue
         op.builtinOptions.cellClip = 0.0
         _float32_states(model, graph, op, schema)
-        values = _tensor_values(model, graph, int(op.inputs[_FORGET_WEIGHTS]))
+        values = tensor_values(model, graph, int(op.inputs[_FORGET_WEIGHTS]))
         if values is None or not candidates:
             continue
         best = min(
             range(len(candidates)),
-            key=lambda i: _distance(values, candidates[i][1]),
+            key=lambda i: weight_distance(values, candidates[i][1]),
         )
         _, _, peepholes = candidates.pop(best)
         if peepholes is None:
@@ -963,28 +930,6 @@ def _patch_fused_ops(content, fused, fused_rnn=()):
         for position, row in zip(_PEEPHOLES, peepholes):
             op.inputs[position] = _add_constant(model, graph, row, weights_type, schema)
     return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
-
-
-def _drop_unused_rnn_ops(model, graph):
-    """With ``quantize="dynamic"`` TF 2.21's converter leaves copies of each
-    fused RNN op (21 for one layer in the tests: the first on dequantized
-    float weights, the others on the int8 weights), of which only the last
-    one's output is used;
-    the copies would all run (the op is stateful, so nothing prunes them).
-    Remove RNN and ``DEQUANTIZE`` ops whose outputs nothing reads."""
-    outputs = set(int(i) for i in graph.outputs)
-    while True:
-        read = {int(i) for op in graph.operators for i in op.inputs} | outputs
-        dead = [
-            op
-            for op in graph.operators
-            if _op_name(model, op) in (FUSED_RNN, "DEQUANTIZE")
-            and not any(int(i) in read for i in op.outputs)
-        ]
-        if not dead:
-            return
-        for op in dead:
-            graph.operators.remove(op)
 
 
 def _float32_states(model, graph, op, schema, positions=_STATES):
@@ -999,7 +944,7 @@ def _float32_states(model, graph, op, schema, positions=_STATES):
         producer = next((o for o in graph.operators if index in list(o.outputs)), None)
         readers = [o for o in graph.operators for i in o.inputs if int(i) == index]
         shared = len(readers) > 1 or index in [int(i) for i in graph.outputs]
-        if not shared and (producer is None or _op_name(model, producer) != "DEQUANTIZE"):
+        if not shared and (producer is None or op_name(model, producer) != "DEQUANTIZE"):
             continue
         old = graph.tensors[index]
         tensor = schema.TensorT()
@@ -1014,21 +959,6 @@ def _float32_states(model, graph, op, schema, positions=_STATES):
         read = {int(i) for o in graph.operators for i in o.inputs}
         if producer is not None and not any(int(i) in read for i in producer.outputs):
             graph.operators.remove(producer)
-
-
-def _distance(values, kernel, blocks=4):
-    """How far an op's weights ``values`` are from the forget-gate block of
-    an LSTM ``kernel`` (``blocks=4``) or from a whole Elman ``kernel``
-    (``blocks=1``); both are Keras's ``(in, blocks * units)``, the op's
-    weights ``(units, in)``."""
-    if blocks == 1:
-        weights = kernel.T
-    else:
-        units = kernel.shape[1] // 4
-        weights = kernel[:, units : 2 * units].T
-    if weights.shape != values.shape:
-        return np.inf
-    return float(np.mean(np.abs(values - weights)))
 
 
 def _add_constant(model, graph, values, weights_type, schema):
@@ -1079,7 +1009,7 @@ def _share_tied_weights(content, matrices=()):
 
     model = _read(content)
     graph = model.subgraphs[0]
-    lookups = [op for op in graph.operators if _op_name(model, op) == "GATHER"]
+    lookups = [op for op in graph.operators if op_name(model, op) == "GATHER"]
     tables = sorted(
         {
             int(op.inputs[0])
@@ -1090,7 +1020,7 @@ def _share_tied_weights(content, matrices=()):
     )
     shared = False
     for op in graph.operators:
-        if not tables or _op_name(model, op) != "FULLY_CONNECTED":
+        if not tables or op_name(model, op) != "FULLY_CONNECTED":
             continue
         index = int(op.inputs[1])
         weights = graph.tensors[index]
@@ -1167,7 +1097,7 @@ def _symmetric_table(model, graph, table, matrix, schema):
     pending = [
         int(o)
         for op in graph.operators
-        if _op_name(model, op) == "GATHER" and int(op.inputs[0]) == table
+        if op_name(model, op) == "GATHER" and int(op.inputs[0]) == table
         for o in op.outputs
     ]
     while pending:
@@ -1177,7 +1107,7 @@ def _symmetric_table(model, graph, table, matrix, schema):
             continue
         q.scale, q.zeroPoint = [scale], [0]
         for op in graph.operators:
-            if _op_name(model, op) in _SAME_SCALE and int(op.inputs[0]) == index:
+            if op_name(model, op) in _SAME_SCALE and int(op.inputs[0]) == index:
                 pending.extend(int(o) for o in op.outputs)
 
 
@@ -1226,8 +1156,8 @@ def _requantize_bias(model, graph, op, bias, scale, schema):
 
 def _check_ops(content, fused, fused_rnn=()):
     model = _read(content)
-    names = [_op_name(model, op) for op in model.subgraphs[0].operators]
-    every = {_op_name(model, op) for graph in model.subgraphs for op in graph.operators}
+    names = [op_name(model, op) for op in model.subgraphs[0].operators]
+    every = {op_name(model, op) for graph in model.subgraphs for op in graph.operators}
     bad = sorted(n for n in every if n.startswith("Flex") or not n.isupper())
     if bad:
         raise ValueError(

@@ -59,7 +59,7 @@ def zero_states_each_call(content):
     for graph in model.subgraphs:
         operators = []
         for op in graph.operators:
-            name = _op_name(model, op, schema)
+            name = op_name(model, op)
             if name in STATE_INPUTS:
                 positions = _own_state_tensors(model, graph, op, STATE_INPUTS[name], schema)
                 if positions:
@@ -67,13 +67,13 @@ def zero_states_each_call(content):
                     changed = True
             operators.append(op)
         graph.operators = operators
-        _drop_unread(model, graph, schema)
+        drop_unread(model, graph)
     if not changed:
         return content
     return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
 
 
-def feed_states(content, kernels, prefix, positions, op_name):
+def feed_states(content, kernels, prefix, positions, kind):
     """Write given initial states into fused LSTM ops' state tensors.
 
     The converter fuses an LSTM only with static state shapes; at a dynamic
@@ -89,7 +89,7 @@ def feed_states(content, kernels, prefix, positions, op_name):
         kernels: the input kernel of each fed layer, in feed order.
         prefix: the extra outputs' name prefix.
         positions: the op's state input positions (``h``, ``c``).
-        op_name: the fused op's name.
+        kind: the fused op's name (``UNIDIRECTIONAL_SEQUENCE_LSTM``).
 
     Returns:
         The bytes of the rewritten file.
@@ -102,28 +102,30 @@ def feed_states(content, kernels, prefix, positions, op_name):
     signature = model.signatureDefs[0]
     named = {m.name.decode() if isinstance(m.name, bytes) else m.name: int(m.tensorIndex)
              for m in signature.outputs}  # fmt: skip
-    fused = [op for op in graph.operators if _op_name(model, op, schema) == op_name]
+    fused = [op for op in graph.operators if op_name(model, op) == kind]
     inserted = {}
     for k, kernel in enumerate(kernels):
-        units = kernel.shape[1] // 4
-        forget = kernel[:, units : 2 * units].T
-
-        def distance(op, forget=forget):
-            values = _float_values(model, graph, int(op.inputs[2]), schema)
-            if values is None or values.shape != forget.shape:
-                return np.inf
-            return float(np.mean(np.abs(values - forget)))
-
-        op = min(fused, key=distance)
+        op = min(
+            fused,
+            key=lambda o, w=kernel: weight_distance(
+                tensor_values(model, graph, int(o.inputs[2])), w
+            ),
+        )
         fused.remove(op)
         zero = _tensor(model, graph, [], schema.TensorType.FLOAT32, schema,
                        np.asarray(0.0, np.float32))  # fmt: skip
         for position, part in zip(positions, ("h", "c")):
             source = named[f"{prefix}{k}_{part}"]
             inserted.setdefault(id(op), []).append(
-                _operator(model, schema.BuiltinOperator.ADD, [source, zero],
-                          [int(op.inputs[position])], schema, schema.AddOptionsT(),
-                          schema.BuiltinOptions.AddOptions)  # fmt: skip
+                _operator(
+                    model,
+                    schema.BuiltinOperator.ADD,
+                    [source, zero],
+                    [int(op.inputs[position])],
+                    schema,
+                    schema.AddOptionsT(),
+                    schema.BuiltinOptions.AddOptions,
+                )  # fmt: skip
             )
     operators = []
     for op in graph.operators:
@@ -136,14 +138,18 @@ def feed_states(content, kernels, prefix, positions, op_name):
     return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
 
 
-def _float_values(model, graph, index, schema):
-    """A constant float32 or float16 tensor's values (through a ``DEQUANTIZE``)."""
+def tensor_values(model, graph, index):
+    """A constant tensor's values as float64 (dequantized: a zero point, one
+    scale per tensor or per row), following a ``DEQUANTIZE`` back to its
+    constant (float16 weights); ``None`` for a tensor computed at run time."""
+    from tensorflow.lite.python import schema_py_generated as schema
+
     tensor = graph.tensors[index]
     data = model.buffers[tensor.buffer].data
     if data is None or not len(data):
         producer = next((o for o in graph.operators if index in list(o.outputs)), None)
-        if producer is not None and _op_name(model, producer, schema) == "DEQUANTIZE":
-            return _float_values(model, graph, int(producer.inputs[0]), schema)
+        if producer is not None and op_name(model, producer) == "DEQUANTIZE":
+            return tensor_values(model, graph, int(producer.inputs[0]))
         return None
     dtypes = {
         schema.TensorType.FLOAT32: np.float32,
@@ -155,10 +161,32 @@ def _float_values(model, graph, index, schema):
     values = np.frombuffer(bytes(data), dtypes[tensor.type]).astype(np.float64)
     values = values.reshape(tensor.shape)
     q = tensor.quantization
-    if tensor.type == schema.TensorType.INT8 and q is not None and q.scale is not None:
-        scale = np.asarray(q.scale, np.float64)  # one per tensor, or one per row
-        values = values * (scale[:, None] if scale.size == values.shape[0] > 1 else scale[0])
+    if q is not None and q.scale is not None and len(q.scale):
+        scale = np.asarray(q.scale, np.float64)
+        zero = np.asarray(q.zeroPoint if q.zeroPoint is not None else [0], np.float64)
+        if scale.size > 1 and values.ndim and scale.size == values.shape[0]:  # per row
+            shape = (-1,) + (1,) * (values.ndim - 1)
+            values = (values - zero.reshape(shape)) * scale.reshape(shape)
+        else:
+            values = (values - zero[0]) * scale[0]
     return values
+
+
+def weight_distance(values, kernel, blocks=4):
+    """How far an op's weights ``values`` are from the forget-gate block of
+    an LSTM ``kernel`` (``blocks=4``) or from a whole Elman ``kernel``
+    (``blocks=1``); both are Keras's ``(in, blocks * units)``, the op's
+    weights ``(units, in)``. ``inf`` for ``None`` or another shape."""
+    if values is None:
+        return np.inf
+    if blocks == 1:
+        weights = kernel.T
+    else:
+        units = kernel.shape[1] // 4
+        weights = kernel[:, units : 2 * units].T
+    if weights.shape != values.shape:
+        return np.inf
+    return float(np.mean(np.abs(values - weights)))
 
 
 def float32_fused_weights(content):
@@ -180,14 +208,14 @@ def float32_fused_weights(content):
     for graph in model.subgraphs:
         producers = {int(i): op for op in graph.operators for i in op.outputs}
         for op in graph.operators:
-            name = _op_name(model, op, schema)
+            name = op_name(model, op)
             if name not in STATE_INPUTS or _fixed_batch(graph, op):
                 continue
             for position, index in enumerate(int(i) for i in op.inputs):
                 if position in STATE_INPUTS[name]:
                     continue  # a state, zeroed by zero_states_each_call
                 producer = producers.get(index)
-                if producer is None or _op_name(model, producer, schema) != "DEQUANTIZE":
+                if producer is None or op_name(model, producer) != "DEQUANTIZE":
                     continue
                 source = graph.tensors[int(producer.inputs[0])]
                 data = model.buffers[source.buffer].data
@@ -199,7 +227,7 @@ def float32_fused_weights(content):
                     values.reshape(source.shape),
                 )  # fmt: skip
                 changed = True
-        _drop_unread(model, graph, schema)
+        drop_unread(model, graph)
     if not changed:
         return content
     _empty_unused_buffers(model)
@@ -242,7 +270,6 @@ def stateful_ops(content):
 
     Example: a file written by ``to_litert`` has none.
     """
-    from tensorflow.lite.python import schema_py_generated as schema
     from tensorflow.lite.tools import flatbuffer_utils
 
     model = flatbuffer_utils.read_model_from_bytearray(bytearray(content))
@@ -250,7 +277,7 @@ def stateful_ops(content):
     for graph in model.subgraphs:
         written = {int(i) for i in graph.inputs}  # set by the caller at every call
         for op in graph.operators:
-            name = _op_name(model, op, schema)
+            name = op_name(model, op)
             if name in STATE_INPUTS:
                 if not all(int(op.inputs[p]) in written for p in STATE_INPUTS[name]):
                     found.append(name)
@@ -278,7 +305,7 @@ def _own_state_tensors(model, graph, op, positions, schema):
         source = graph.tensors[int(producer.inputs[0])] if len(producer.inputs) else None
         data = None if source is None else model.buffers[source.buffer].data
         stored = data is not None and len(data) > 0
-        if _op_name(model, producer, schema) != "DEQUANTIZE" or not stored:
+        if op_name(model, producer) != "DEQUANTIZE" or not stored:
             continue  # computed by the model
         zeroed.append(position)
         old = graph.tensors[index]
@@ -294,16 +321,16 @@ def _own_state_tensors(model, graph, op, positions, schema):
     return tuple(zeroed)
 
 
-def _drop_unread(model, graph, schema):
-    """Remove ``DEQUANTIZE`` ops whose output nothing reads any more."""
+def drop_unread(model, graph, kinds=("DEQUANTIZE",)):
+    """Remove the ops of ``kinds`` whose outputs nothing reads (nor the graph
+    returns), until none is left."""
     outputs = {int(i) for i in graph.outputs}
     while True:
         read = {int(i) for o in graph.operators for i in o.inputs} | outputs
         dead = [
             o
             for o in graph.operators
-            if _op_name(model, o, schema) == "DEQUANTIZE"
-            and not any(int(i) in read for i in o.outputs)
+            if op_name(model, o) in kinds and not any(int(i) in read for i in o.outputs)
         ]
         if not dead:
             return
@@ -311,9 +338,15 @@ def _drop_unread(model, graph, schema):
             graph.operators.remove(o)
 
 
-def _op_name(model, op, schema):
+def op_name(model, op):
+    """The name of a flatbuffer operator: its builtin name (``"FILL"``), or its
+    custom code for a custom op."""
+    from tensorflow.lite.python import schema_py_generated as schema
+
     code = model.operatorCodes[op.opcodeIndex]
     builtin = max(code.builtinCode, code.deprecatedBuiltinCode)
+    if builtin == schema.BuiltinOperator.CUSTOM:
+        return (code.customCode or b"CUSTOM").decode()
     names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
     return names.get(builtin, "CUSTOM")
 
@@ -337,11 +370,11 @@ def _tensor(model, graph, shape, dtype, schema, values=None, like=None):
     tensor.name = f"litert_runtime_{len(graph.tensors)}".encode()
     if like is not None and like.quantization is not None:
         quantization = schema.QuantizationParametersT()
-        quantization.scale = None if like.quantization.scale is None else list(
-            like.quantization.scale
+        quantization.scale = (
+            None if like.quantization.scale is None else list(like.quantization.scale)
         )
-        quantization.zeroPoint = None if like.quantization.zeroPoint is None else list(
-            like.quantization.zeroPoint
+        quantization.zeroPoint = (
+            None if like.quantization.zeroPoint is None else list(like.quantization.zeroPoint)
         )
         tensor.quantization = quantization
     if values is None:
@@ -407,8 +440,13 @@ def _zero_fill(model, graph, op, positions, schema):
         )
         added.append(
             _operator(
-                model, ops.FILL, [dims_of[width], value], [int(op.inputs[position])], schema,
-                schema.FillOptionsT(), schema.BuiltinOptions.FillOptions,
+                model,
+                ops.FILL,
+                [dims_of[width], value],
+                [int(op.inputs[position])],
+                schema,
+                schema.FillOptionsT(),
+                schema.BuiltinOptions.FillOptions,
             )  # fmt: skip
         )
     return added
@@ -423,22 +461,37 @@ def _runtime_dims(model, graph, op, axis, width, added, schema):
     options = schema.ShapeOptionsT()
     options.outType = int32
     added.append(
-        _operator(model, ops.SHAPE, [source], [shape], schema, options,
-                  schema.BuiltinOptions.ShapeOptions)  # fmt: skip
+        _operator(
+            model, ops.SHAPE, [source], [shape], schema, options, schema.BuiltinOptions.ShapeOptions
+        )  # fmt: skip
     )
     batch = _tensor(model, graph, [1], int32, schema)
     begin = _tensor(model, graph, [1], int32, schema, np.asarray([axis], np.int32))
     size = _tensor(model, graph, [1], int32, schema, np.asarray([1], np.int32))
     added.append(
-        _operator(model, ops.SLICE, [shape, begin, size], [batch], schema,
-                  schema.SliceOptionsT(), schema.BuiltinOptions.SliceOptions)  # fmt: skip
+        _operator(
+            model,
+            ops.SLICE,
+            [shape, begin, size],
+            [batch],
+            schema,
+            schema.SliceOptionsT(),
+            schema.BuiltinOptions.SliceOptions,
+        )  # fmt: skip
     )
     dims = _tensor(model, graph, [2], int32, schema)
     units = _tensor(model, graph, [1], int32, schema, np.asarray([width], np.int32))
     concat = schema.ConcatenationOptionsT()
     concat.axis = 0
     added.append(
-        _operator(model, ops.CONCATENATION, [batch, units], [dims], schema, concat,
-                  schema.BuiltinOptions.ConcatenationOptions)  # fmt: skip
+        _operator(
+            model,
+            ops.CONCATENATION,
+            [batch, units],
+            [dims],
+            schema,
+            concat,
+            schema.BuiltinOptions.ConcatenationOptions,
+        )  # fmt: skip
     )
     return dims

@@ -145,7 +145,7 @@ def _activations(content):
     return [
         names[op.builtinOptions.fusedActivationFunction]
         for op in model.subgraphs[0].operators
-        if litert_export._op_name(model, op) == FUSED_RNN
+        if litert_runtime.op_name(model, op) == FUSED_RNN
     ]
 
 
@@ -364,7 +364,7 @@ def test_loop_cells_use_builtin_ops(tmp_path, cell):
         assert ("WHILE" in _ops(interpreter)) is loop
         model_ops = litert_export._read(content)
         every = {
-            litert_export._op_name(model_ops, op)
+            litert_runtime.op_name(model_ops, op)
             for graph in model_ops.subgraphs
             for op in graph.operators
         }
@@ -498,7 +498,7 @@ def test_tied_embedding_stored_once(tmp_path, tied, quantize, atol):
     matrix = 300 * 64
     holders = [b for b in flat.buffers if b.data is not None and len(b.data) >= matrix]
     assert len(holders) == 1, [len(b.data) for b in holders]
-    names = [litert_export._op_name(flat, op) for op in graph.operators]
+    names = [litert_runtime.op_name(flat, op) for op in graph.operators]
     (dense,) = [op for op, name in zip(graph.operators, names) if name == "FULLY_CONNECTED"]
     tables = {int(op.inputs[0]) for op, name in zip(graph.operators, names) if name == "GATHER"}
     assert int(dense.inputs[1]) in tables
