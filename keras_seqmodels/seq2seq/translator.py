@@ -4,7 +4,7 @@ import keras
 
 from keras_seqmodels.seq2seq import parallel_text, text
 from keras_seqmodels.seq2seq.encoder_decoder import EncoderDecoder
-from keras_seqmodels.utils import bounds, validation
+from keras_seqmodels.utils import bounds, serialization, validation
 from keras_seqmodels.utils import validation as checks
 
 
@@ -339,9 +339,7 @@ class Translator(keras.Model):
     @classmethod
     def from_config(cls, config):
         bounds.check_config(cls.__name__, config)
-        config = dict(config)
-        config["model"] = keras.saving.deserialize_keras_object(config["model"])
-        return cls(**config)
+        return cls(**serialization.deserialize_nested(config, ("model",)))
 
 
 def train_translator(

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 
 from keras_seqmodels.trees import training
-from keras_seqmodels.utils import bounds
+from keras_seqmodels.utils import bounds, serialization
 from keras_seqmodels.utils import validation as checks
 
 
@@ -138,9 +138,7 @@ class TreeClassifier(keras.Model):
     @classmethod
     def from_config(cls, config):
         bounds.check_config(cls.__name__, config)
-        config = dict(config)
-        config["network"] = keras.saving.deserialize_keras_object(config["network"])
-        return cls(**config)
+        return cls(**serialization.deserialize_nested(config, ("network",)))
 
 
 def train_tree_classifier(
