@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # The whole test suite: lint, every test on TensorFlow, the backend-agnostic
 # layer tests again on JAX. Same steps as .ci/run after its install.
-set -euo pipefail
+# Every step runs even when an earlier one failed; the script fails at the end
+# if any did, naming them.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 export TF_CPP_MIN_LOG_LEVEL=3
-python -m ruff check keras_seqmodels tests benchmarks examples zoo
-KERAS_BACKEND=tensorflow python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests
+failed=()
+python -m ruff check keras_seqmodels tests benchmarks examples zoo || failed+=("ruff")
+KERAS_BACKEND=tensorflow python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests \
+    || failed+=("pytest on TensorFlow")
 KERAS_BACKEND=jax python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile -m "not tf_only" \
-    tests/cells tests/layers tests/tagging tests/trees tests/memory tests/seq2seq tests/training
+    tests/cells tests/layers tests/tagging tests/trees tests/memory tests/seq2seq tests/training \
+    || failed+=("pytest on JAX")
+if [ "${#failed[@]}" -gt 0 ]; then
+    printf 'FAILED: %s\n' "${failed[@]}" >&2
+    exit 1
+fi
+echo "All steps passed."
