@@ -15,12 +15,9 @@ pixels, up to N, in each direction, anew every epoch; the validation and
 test images are never moved).
 """
 
-import gzip
-import os
-import zlib
-
 import numpy as np
 
+from keras_seqmodels.data import mnist
 from keras_seqmodels.zoo.models.mnist_renet.config import (
     CONFIG,  # noqa: F401 (the recipe's)
     SPLIT_SEED,
@@ -39,57 +36,10 @@ DATA_SUBDIR = "mnist"
 SMOKE_SIZES = {"train": 64, "validation": 32, "test": 32}
 
 
-# The largest idx payload read (bytes): MNIST's training images are 47 MB.
-MAX_IDX_BYTES = 1 << 30
-
-
 def read_idx(path, shape=None):
-    """An idx ``.gz`` file: big-endian header (magic, dims), then uint8 data.
-
-    The header is checked before the data is read: the magic bytes
-    (``00 00 08``, unsigned bytes), 1 to 4 dimensions, the item shape
-    ``shape[1:]`` if given, and a size of at most ``MAX_IDX_BYTES``; then
-    exactly that many bytes must follow. Anything else (an empty, truncated,
-    not gzip-compressed or lying file) is a ``ValueError`` naming the file.
-    """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"mnist-renet: no such data file: {path}")
-    form = "a gzip-compressed idx file of unsigned bytes (as distributed for MNIST)"
-    try:
-        with gzip.open(path, "rb") as f:
-            head = f.read(4)
-            if len(head) < 4 or head[:3] != b"\0\0\x08" or not 1 <= head[3] <= 4:
-                start = head.hex() or "nothing (it is empty)"
-                raise ValueError(
-                    f"mnist-renet: {path} is not {form}: it starts with {start}, not 000008 "
-                    "and a dimension count of 1 to 4"
-                )
-            ndim = head[3]
-            header = f.read(4 * ndim)
-            if len(header) < 4 * ndim:
-                raise ValueError(f"mnist-renet: {path} is truncated inside its idx header")
-            dims = [int.from_bytes(header[4 * i : 4 * i + 4], "big") for i in range(ndim)]
-            if shape is not None and (len(dims) != len(shape) or dims[1:] != list(shape[1:])):
-                raise ValueError(
-                    f"mnist-renet: {path} holds an array of shape {tuple(dims)}; expected "
-                    f"(n, {', '.join(map(str, shape[1:]))})".replace(", )", ")")
-                )
-            size = int(np.prod(dims, dtype=object))
-            if size > MAX_IDX_BYTES:
-                raise ValueError(
-                    f"mnist-renet: {path} says it holds {size:,} bytes of data (shape "
-                    f"{tuple(dims)}), over the {MAX_IDX_BYTES:,}-byte limit; refusing to read it"
-                )
-            raw = f.read(size + 1)
-    except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
-        raise ValueError(f"mnist-renet: {path} is not {form} ({err})") from None
-    if len(raw) != size:
-        found = "more" if len(raw) > size else f"{len(raw):,} bytes of"
-        raise ValueError(
-            f"mnist-renet: {path} has {found} data where its header says {size:,} bytes "
-            f"(shape {tuple(dims)}); the file is truncated or corrupt"
-        )
-    return np.frombuffer(raw, np.uint8).reshape(dims)
+    """An idx ``.gz`` file (``keras_seqmodels.data.mnist.read_idx``), its errors
+    naming this model."""
+    return mnist.read_idx(path, shape, owner="mnist-renet")
 
 
 def load_data(data_dir, split, smoke, config):
@@ -140,30 +90,7 @@ def _shifted_batches(images, labels, config):
 
 def _read_split(data_dir, split):
     """One split of the idx files, as ``load_data`` returns it unshifted."""
-    prefix = "t10k" if split == "test" else "train"
-    images_path = os.path.join(data_dir, f"{prefix}-images-idx3-ubyte.gz")
-    labels_path = os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte.gz")
-    images = read_idx(images_path, shape=(None, 28, 28))
-    labels = read_idx(labels_path, shape=(None,))
-    if len(images) != len(labels) or len(images) == 0:
-        raise ValueError(
-            f"mnist-renet: {images_path} has {len(images):,} images but {labels_path} has "
-            f"{len(labels):,} labels; expected the same number, at least 1"
-        )
-    if labels.max() > 9:
-        raise ValueError(
-            f"mnist-renet: {labels_path} holds the label {int(labels.max())}; MNIST labels are 0-9"
-        )
-    if split != "test" and len(images) <= VALID_SIZE:
-        raise ValueError(
-            f"mnist-renet: {images_path} has {len(images):,} images; the training split needs "
-            f"more than the {VALID_SIZE:,} held out for validation"
-        )
-    if split != "test":
-        order = np.random.default_rng(SPLIT_SEED).permutation(len(images))
-        index = np.sort(order[:VALID_SIZE] if split == "validation" else order[VALID_SIZE:])
-        images, labels = images[index], labels[index]
-    return images.astype("float32"), labels.astype("int64")
+    return mnist.read_mnist_split(data_dir, split, VALID_SIZE, SPLIT_SEED, owner="mnist-renet")
 
 
 def build_model(config):
