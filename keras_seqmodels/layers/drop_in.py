@@ -23,9 +23,10 @@ class DropInRecurrent(Recurrent):
       default, so a default config stays loadable by Keras.
     - ``get_weights`` / ``set_weights`` hold the cell's weights in Keras's
       order (``kernel``, ``recurrent_kernel``, ``bias``). The states of a
-      stateful layer, which Keras does not track, are left out of them; they
-      are variables of the layer here (so they are carried through ``fit`` on
-      JAX and saved in ``.keras`` files).
+      stateful layer are variables the layer does not track, as in Keras, so
+      they are in no weight list or file (a model's ``get_weights``,
+      ``set_weights`` and ``.weights.h5`` are Keras's, both ways); the layer's
+      ``variables`` lists them, which carries them through ``fit`` on JAX.
     - ``zero_output_for_mask`` defaults to False (masked steps repeat the last
       output), as in ``keras.layers.RNN``.
 

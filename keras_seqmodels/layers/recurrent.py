@@ -162,17 +162,26 @@ class Recurrent(keras.layers.Layer):
                     f"Received input shape {tuple(sequences_shape)}"
                 )
             self._expected_batch_size = batch
-            init = self._initial_state(batch)
-            self.states = tree.map_structure(
-                lambda s: self.add_weight(
-                    shape=tuple(s.shape),
-                    initializer="zeros",
-                    trainable=False,
-                    name="state",
-                    dtype=s.dtype,
-                ),
-                init,
-            )
+            self._create_state_variables(batch)
+
+    def _create_state_variables(self, batch):
+        # As keras.layers.RNN: the carried states are variables the layer does
+        # not track, so they are not weights (get_weights, set_weights and
+        # weight files hold Keras's arrays and nothing else). `variables` lists
+        # them, which carries them through a compiled `fit` on JAX.
+        states = tree.map_structure(
+            lambda s: keras.Variable(s, trainable=False, dtype=s.dtype, name="state"),
+            self._initial_state(batch),
+        )
+        object.__setattr__(self, "states", states)
+
+    @property
+    def variables(self):
+        variables = super().variables
+        if self.stateful and self.states is not None:
+            seen = {id(v) for v in variables}
+            variables += [v for v in tree.flatten(self.states) if id(v) not in seen]
+        return variables
 
     def _state_shapes(self, batch):
         sizes = self.cell.state_size

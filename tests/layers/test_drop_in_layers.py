@@ -489,17 +489,65 @@ def test_keras_weights_file_loads_into_the_drop_ins(tmp_path):
     assert_same(ours(x), theirs(x))
 
 
-def test_stateful_model_saves_and_loads_its_states(tmp_path):
-    x = data(15, batch=2)
-    layer = ks.layers.GRU(UNITS, stateful=True)
+def _reset(*models):
+    for model in models:
+        model.layers[0].reset_states()
+
+
+def _stateful_model(layers, kind, x):
+    layer = getattr(layers, kind)(UNITS, stateful=True, return_sequences=True)
     model = keras.Sequential([keras.Input(batch_shape=x.shape), layer])
     model(x)
+    return model
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_stateful_weights_are_keras_weights_both_ways(kind, tmp_path):
+    # The carried states are not weights, as in Keras: a stateful model holds
+    # Keras's arrays in get_weights / set_weights and in weight files, both ways.
+    x = data(15, batch=2)
+    theirs = _stateful_model(keras.layers, kind, x)
+    ours = _stateful_model(ks.layers, kind, x)
+    assert [w.shape for w in ours.get_weights()] == [w.shape for w in theirs.get_weights()]
+    assert len(ours.layers[0].get_weights()) == len(theirs.layers[0].get_weights()) == 3
+    ours.set_weights(theirs.get_weights())
+    _reset(ours, theirs)
+    assert_same(ours(x), theirs(x))
+    # The layer level, from Keras's layer into a fresh one of ours.
+    fresh = _stateful_model(ks.layers, kind, x)
+    fresh.layers[0].set_weights(theirs.layers[0].get_weights())
+    _reset(fresh, theirs)
+    assert_same(fresh(x), theirs(x))
+    # A weights file written by Keras loads into ours, and ours into Keras.
+    theirs_file, ours_file = tmp_path / "keras.weights.h5", tmp_path / "ours.weights.h5"
+    theirs.save_weights(theirs_file)
+    ours.save_weights(ours_file)
+    from_keras = _stateful_model(ks.layers, kind, x)
+    from_keras.load_weights(theirs_file)
+    into_keras = _stateful_model(keras.layers, kind, x)
+    into_keras.load_weights(ours_file)
+    _reset(from_keras, into_keras, theirs)
+    reference = np_(theirs(x))
+    assert_same(from_keras(x), reference)
+    assert_same(into_keras(x), reference)
+
+
+def test_stateful_model_saves_and_loads_as_keras(tmp_path):
+    # A .keras file holds the weights, not the carried states (Keras's layers
+    # do not save them either): a loaded stateful model starts from zeros.
+    x = data(15, batch=2)
+    model = _stateful_model(ks.layers, "GRU", x)
     path = os.path.join(tmp_path, "m.keras")
     model.save(path)
     loaded = keras.saving.load_model(path)
     assert isinstance(loaded.layers[0], ks.layers.GRU)
-    # The carried state was saved: the next chunk continues in both.
+    assert all(np.abs(np_(s)).max() == 0 for s in loaded.layers[0].states)
+    _reset(model)
+    first = np_(model(x))
+    assert_same(loaded(x), first)
+    # and carries its states from there, as the original does.
     assert_same(loaded(x), model(x))
+    assert np.abs(np_(loaded(x)) - first).max() > 1e-3
 
 
 def test_fit_smoke_embedding_mask_zero():
