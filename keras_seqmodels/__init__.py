@@ -26,6 +26,7 @@ _SUBPACKAGES = (
     "data",
     "initializers",
     "layers",
+    "linear_rnn",
     "language_model",
     "memory",
     "seq2seq",

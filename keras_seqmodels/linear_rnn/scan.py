@@ -1,0 +1,341 @@
+"""Linear scans ``h(t) = a(t) * h(t-1) + b(t)``, behind one kernel contract.
+
+Every layer of ``keras_seqmodels.linear_rnn`` trains through these two
+functions: ``linear_scan`` (real coefficients) and ``complex_linear_scan``
+(complex coefficients as real/imaginary pairs, since ``keras.ops`` has little
+complex support). Time is axis 1 of ``(batch, time, *features)`` tensors.
+
+As ``keras_seqmodels.layers.kernels`` does for the recurrent loops, every
+way of computing the scan is a kernel with two methods, tried in order:
+
+- ``plan(call)``: a ``Plan`` if the kernel computes this ``ScanCall`` on
+  this backend and device, else ``None``; it computes nothing.
+- ``run(plan)``: the states ``h``, tuples of ``(batch, time, *features)``
+  tensors (one for real coefficients, two for complex ones).
+
+``KERNELS`` holds them in order:
+
+1. ``JaxSequentialScan``: JAX on a CPU, ``jax.lax.scan`` over time-major
+   tensors with ``unroll`` steps per loop iteration (measured in
+   docs/linear_recurrences.md): a CPU has no parallel width for the log-depth
+   scan to use, and the sequential loop does the least work.
+2. ``JaxAssociativeScan``: JAX on an accelerator, ``jax.lax.associative_scan``
+   (log-depth, all steps in parallel).
+3. ``TFChunkedScan``: TensorFlow, ``tf.scan`` over chunks of ``chunk`` steps,
+   the steps of a chunk unrolled: traces with an unknown batch and length,
+   runs eagerly, in a ``tf.function`` and under XLA.
+4. ``GenericScan``: ``keras.ops.associative_scan``, any backend (PyTorch).
+
+Gradients are the backends' automatic differentiation of these forms.
+
+Numerics: the minGRU paper computes this recurrence in log space
+(``log h(t) = logcumsumexp(log b - cumsum(log a)) + cumsum(log a)``, after
+Heinsen). That form needs positive ``b`` and loses precision on long
+sequences: ``cumsum(log a)`` reaches -1e5 within 16k steps of gates near 0,
+and float32 keeps only 2-3 significant digits of the difference of two such
+numbers. The kernels here compute the same recurrence in linear space. Every
+layer of the package has ``|a(t)| <= 1``, so every product of coefficients
+formed (by the sequential step ``a * h + b`` or by the associative combine
+``(a1 a2, a2 b1 + b2)``) has modulus at most 1 and cannot overflow; small
+products underflow to zero, which is their value to float precision. It is
+the same recurrence, so the same function of the inputs; only the rounding
+differs (tests check both against a float64 reference at 16,384 steps).
+"""
+
+import collections
+import contextlib
+import dataclasses
+
+import keras
+from keras import ops
+
+ScanCall = collections.namedtuple("ScanCall", ["a", "b"])
+ScanCall.__doc__ = """One scan: ``a`` and ``b`` tuples of ``(batch, time,
+*features)`` tensors (one for real coefficients, ``(re, im)`` for complex
+ones), the initial state already folded into ``b``'s first step."""
+
+
+@dataclasses.dataclass
+class Plan:
+    """A kernel's decision for one scan: ``run()`` computes it."""
+
+    kernel: object
+    call: ScanCall
+
+    def run(self):
+        return self.kernel.run(self)
+
+
+# The algebra of coefficients: a tuple of one real or two (re, im) tensors.
+
+
+def _mul(x, y):
+    if len(x) == 1:
+        return (x[0] * y[0],)
+    (xr, xi), (yr, yi) = x, y
+    return (xr * yr - xi * yi, xr * yi + xi * yr)
+
+
+def _add(x, y):
+    return tuple(u + v for u, v in zip(x, y))
+
+
+def _combine(earlier, later):
+    """The composition of two steps ``(a1, b1)`` then ``(a2, b2)``."""
+    (a1, b1), (a2, b2) = earlier, later
+    return _mul(a2, a1), _add(_mul(a2, b1), b2)
+
+
+def linear_step(a, h, b):
+    """One step ``a * h + b`` on coefficient tuples (real, or ``(re, im)``)."""
+    return _add(_mul(a, h), b)
+
+
+def _device_kind():
+    import jax
+
+    return jax.default_backend()
+
+
+# The kernels ------------------------------------------------------------------
+
+
+class JaxSequentialScan:
+    """``jax.lax.scan`` over time, ``unroll`` steps per iteration (JAX, CPU)."""
+
+    name = "jax_sequential"
+
+    def __init__(self, unroll=16):
+        self.unroll = unroll
+
+    def plan(self, call):
+        if keras.backend.backend() != "jax" or _device_kind() != "cpu":
+            return None
+        return Plan(self, call)
+
+    def run(self, plan):
+        import jax
+        import jax.numpy as jnp
+
+        a, b = plan.call
+        a_tm = tuple(jnp.swapaxes(x, 0, 1) for x in a)
+        b_tm = tuple(jnp.swapaxes(x, 0, 1) for x in b)
+
+        def step(h, ab):
+            h = _add(_mul(ab[0], h), ab[1])
+            return h, h
+
+        h0 = tuple(jnp.zeros_like(x[0]) for x in b_tm)
+        _, hs = jax.lax.scan(step, h0, (a_tm, b_tm), unroll=self.unroll)
+        return tuple(jnp.swapaxes(h, 0, 1) for h in hs)
+
+
+class JaxAssociativeScan:
+    """``jax.lax.associative_scan`` (JAX on a GPU or TPU)."""
+
+    name = "jax_associative"
+
+    def plan(self, call):
+        if keras.backend.backend() != "jax" or _device_kind() == "cpu":
+            return None
+        return Plan(self, call)
+
+    def run(self, plan):
+        import jax
+
+        a, b = plan.call
+        _, h = jax.lax.associative_scan(_combine, (a, b), axis=1)
+        return h
+
+
+class TFChunkedScan:
+    """``tf.scan`` over chunks of ``chunk`` steps, each chunk unrolled
+    (TensorFlow; unknown batch and length, eager, graph and XLA)."""
+
+    name = "tf_chunked"
+
+    def __init__(self, chunk=16):
+        self.chunk = chunk
+
+    def plan(self, call):
+        if keras.backend.backend() != "tensorflow":
+            return None
+        return Plan(self, call)
+
+    def run(self, plan):
+        import tensorflow as tf
+
+        a, b = plan.call
+        c = self.chunk
+        length = tf.shape(b[0])[1]
+        pad = (-length) % c
+
+        def chunked(x, fill):
+            # (batch, time, *f) -> (chunks, c, batch, *f), padded at the end
+            # with steps that keep the state (a = 1, b = 0).
+            x = tf.concat([x, fill(tf.shape(x[:, :1]), pad)], axis=1)
+            x = tf.reshape(x, tf.concat([tf.shape(x)[:1], [-1, c], tf.shape(x)[2:]], 0))
+            rank = len(x.shape)
+            return tf.transpose(x, [1, 2, 0] + list(range(3, rank)))
+
+        def ones(shape, n):
+            return tf.ones(tf.concat([shape[:1], [n], shape[2:]], 0), dtype=a[0].dtype)
+
+        def zeros(shape, n):
+            return tf.zeros(tf.concat([shape[:1], [n], shape[2:]], 0), dtype=b[0].dtype)
+
+        b_c = tuple(chunked(x, zeros) for x in b)
+        fill_a = (ones,) * len(a) if len(a) == 1 else (ones, zeros)
+        a_c = tuple(chunked(x, f) for x, f in zip(a, fill_a))
+
+        def chunk_step(carry, ab):
+            h = carry[-1]
+            outs = []
+            for i in range(c):
+                h = _add(_mul(tuple(x[i] for x in ab[0]), h), tuple(x[i] for x in ab[1]))
+                outs.append(h)
+            return tuple(tf.stack([o[k] for o in outs]) for k in range(len(h))), h
+
+        h0 = tuple(tf.zeros_like(x[0, 0]) for x in b_c)
+        first = tuple(tf.zeros_like(x[0]) for x in b_c)
+        hs, _ = tf.scan(chunk_step, (a_c, b_c), initializer=(first, h0))
+
+        def unchunk(x):
+            rank = len(x.shape)
+            x = tf.transpose(x, [2, 0, 1] + list(range(3, rank)))
+            x = tf.reshape(x, tf.concat([tf.shape(x)[:1], [-1], tf.shape(x)[3:]], 0))
+            return x[:, :length]
+
+        return tuple(unchunk(h) for h in hs)
+
+
+class GenericScan:
+    """``keras.ops.associative_scan`` on any backend; always plans."""
+
+    name = "generic"
+
+    def plan(self, call):
+        return Plan(self, call)
+
+    def run(self, plan):
+        a, b = plan.call
+        n = len(a)
+
+        def combine(x, y):
+            left = (tuple(x[:n]), tuple(x[n:]))
+            right = (tuple(y[:n]), tuple(y[n:]))
+            pa, pb = _combine(left, right)
+            return list(pa) + list(pb)
+
+        out = ops.associative_scan(combine, list(a) + list(b), axis=1)
+        return tuple(out[n:])
+
+
+KERNELS = (JaxSequentialScan(), JaxAssociativeScan(), TFChunkedScan(), GenericScan())
+_active = [KERNELS]
+
+
+@contextlib.contextmanager
+def use_kernels(*names):
+    """Run the scans inside the block with only the named kernels (tried in
+    order; ``"generic"`` always plans). For tests and benchmarks.
+
+    >>> with use_kernels("generic"):
+    ...     h = linear_scan(np.ones((1, 3, 1), "float32"), np.ones((1, 3, 1), "float32"))
+    """
+    chosen = tuple(k for name in names for k in KERNELS if k.name == name)
+    if len(chosen) != len(names):
+        known = [k.name for k in KERNELS]
+        raise ValueError(f"use_kernels: kernels must be among {known}. Received: {names}")
+    _active.append(chosen)
+    try:
+        yield
+    finally:
+        _active.pop()
+
+
+def plan_of(call):
+    """The plan of the first active kernel that takes ``call``."""
+    for kernel in _active[-1]:
+        plan = kernel.plan(call)
+        if plan is not None:
+            return plan
+    raise ValueError("linear_scan: no kernel takes this scan (the last must be generic).")
+
+
+def scan_tuples(a, b, initial=None, reverse=False):
+    """``linear_scan`` on coefficient tuples (one real tensor, or ``(re, im)``)."""
+    dtype = b[0].dtype
+    a = tuple(ops.cast(x, dtype) for x in a)
+    b = tuple(ops.convert_to_tensor(x) for x in b)
+    if reverse:
+        a = tuple(ops.flip(x, 1) for x in a)
+        b = tuple(ops.flip(x, 1) for x in b)
+    if initial is not None:
+        # h(0) = a(0) h_init + b(0): the initial state enters as part of b.
+        init = tuple(ops.cast(x, dtype) for x in initial)
+        first = _add(_mul(tuple(x[:, 0] for x in a), init), tuple(x[:, 0] for x in b))
+        b = tuple(ops.concatenate([ops.expand_dims(f, 1), x[:, 1:]], 1) for f, x in zip(first, b))
+    h = plan_of(ScanCall(a, b)).run()
+    if reverse:
+        h = tuple(ops.flip(x, 1) for x in h)
+    return h
+
+
+def linear_scan(a, b, initial=None, reverse=False):
+    """All states of the linear recurrence ``h(t) = a(t) * h(t-1) + b(t)``.
+
+    Runs the fastest kernel of this module that applies to the backend and
+    device (see the module docstring); the result is the same.
+
+    Args:
+        a: float tensor ``(batch, time, *features)``, the coefficients
+            (``|a| <= 1`` keeps every product bounded).
+        b: float tensor of the same shape, the inputs.
+        initial: optional ``(batch, *features)`` state before the first step
+            (default zeros).
+        reverse: run from the last step to the first
+            (``h(t) = a(t) * h(t+1) + b(t)``); the result keeps the input's
+            time order.
+
+    Returns:
+        ``h``, a tensor of the shape of ``b``.
+
+    Example:
+
+    >>> import numpy as np
+    >>> a = np.full((1, 4, 1), 0.5, "float32")
+    >>> b = np.ones((1, 4, 1), "float32")
+    >>> np.asarray(linear_scan(a, b))[0, :, 0]
+    array([1.   , 1.5  , 1.75 , 1.875], dtype=float32)
+    """
+    init = None if initial is None else (initial,)
+    return scan_tuples((a,), (b,), init, reverse)[0]
+
+
+def complex_linear_scan(a_re, a_im, b_re, b_im, initial=None, reverse=False):
+    """``linear_scan`` with complex coefficients, as real/imaginary pairs.
+
+    ``h(t) = a(t) * h(t-1) + b(t)`` with ``a = a_re + i a_im`` and ``b = b_re
+    + i b_im`` (complex products), ``|a| <= 1``.
+
+    Args:
+        a_re, a_im: float tensors ``(batch, time, *features)``.
+        b_re, b_im: float tensors of the same shape.
+        initial: optional pair ``(h_re, h_im)`` of ``(batch, *features)``.
+        reverse: run from the last step to the first.
+
+    Returns:
+        ``(h_re, h_im)``.
+
+    Example:
+
+    >>> import numpy as np
+    >>> a_re, a_im = np.zeros((1, 2, 1), "float32"), np.ones((1, 2, 1), "float32")
+    >>> b_re, b_im = np.ones((1, 2, 1), "float32"), np.zeros((1, 2, 1), "float32")
+    >>> h_re, h_im = complex_linear_scan(a_re, a_im, b_re, b_im)  # h(1) = i*1 + 1
+    >>> np.asarray(h_re)[0, :, 0], np.asarray(h_im)[0, :, 0]
+    (array([1., 1.], dtype=float32), array([0., 1.], dtype=float32))
+    """
+    init = None if initial is None else tuple(initial)
+    return scan_tuples((a_re, a_im), (b_re, b_im), init, reverse)
