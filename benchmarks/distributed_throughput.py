@@ -178,9 +178,9 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         export_dir = args.saved_model
         if args.zoo_model:
-            from keras_seqmodels import export
+            from keras_seqmodels import zoo
 
-            export_dir = export.export(args.zoo_model, os.path.join(tmp, "zoo"))
+            export_dir = zoo.load(args.zoo_model).export(os.path.join(tmp, "zoo"))
             report["served_model"] = {"zoo": args.zoo_model}
         elif export_dir is None:
             export_dir = os.path.join(tmp, "lstm")

@@ -30,9 +30,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     from keras_seqmodels import zoo
-    from keras_seqmodels.cli.sentiment_commands import text_to_tree
     from keras_seqmodels.trees import read_ptb_file
     from keras_seqmodels.trees.serving import root_probabilities
+    from keras_seqmodels.trees.text import text_to_tree
 
     trees = read_ptb_file(os.path.join(args.data_dir, "sst", f"{args.split}.txt"))
     gold = np.array([t.labels[t.root] for t in trees])

@@ -1,13 +1,11 @@
 """Imports run downward: no module of the library outside ``cli/`` imports
 the command line (the CLI reads input, calls the library, writes output), and
-no two modules import each other, directly or through others (an import
-inside a function counts: it is a dependency all the same)."""
+no two modules import each other, directly or through others (every import
+in a file counts, inside a function or a module-level ``__getattr__`` too: it
+is a dependency all the same)."""
 
 import ast
 import os
-import warnings
-
-import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "keras_seqmodels")
 
@@ -38,15 +36,6 @@ def _modules():
     return found
 
 
-def _skip_getattr(tree):
-    """The module's nodes, less the bodies of a module-level ``__getattr__``:
-    the deprecated aliases it resolves (for one release) are not dependencies."""
-    keep = [
-        n for n in tree.body if not (isinstance(n, ast.FunctionDef) and n.name == "__getattr__")
-    ]
-    return [node for top in keep for node in ast.walk(top)]
-
-
 def import_graph(modules=None):
     """``{module: {modules it imports}}`` within the package.
 
@@ -66,7 +55,7 @@ def import_graph(modules=None):
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read(), path)
         edges = set()
-        for node in _skip_getattr(tree):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 edges.update(owner(a.name) for a in node.names if a.name.startswith(PACKAGE))
             elif isinstance(node, ast.ImportFrom):
@@ -165,7 +154,7 @@ def test_the_graph_sees_imports_inside_functions(tmp_path):
     }
     graph = import_graph(modules)
     assert graph[f"{PACKAGE}.a"] == {f"{PACKAGE}.b"}
-    assert graph[f"{PACKAGE}.b"] == {f"{PACKAGE}.a"}  # the alias in __getattr__ is not counted
+    assert graph[f"{PACKAGE}.b"] == {f"{PACKAGE}.a", f"{PACKAGE}.c"}  # __getattr__ counts too
     assert circles(graph) == [[f"{PACKAGE}.a", f"{PACKAGE}.b"]]
 
 
@@ -180,45 +169,6 @@ def test_no_library_module_imports_the_cli():
                 if any(m.startswith("keras_seqmodels.cli") for m in _imports(path)):
                     offenders.append(os.path.relpath(path, ROOT))
     assert not offenders, f"library modules importing keras_seqmodels.cli: {offenders}"
-
-
-def test_the_old_sentiment_helper_path_still_works_with_a_warning():
-    from keras_seqmodels.cli import sentiment_commands
-    from keras_seqmodels.trees import text
-
-    with pytest.warns(DeprecationWarning, match="moved to keras_seqmodels.trees.text"):
-        assert sentiment_commands.text_to_tree is text.text_to_tree
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert sentiment_commands.DEFAULT_MODEL == "sst-treelstm"
-    with pytest.raises(AttributeError):
-        sentiment_commands.no_such_name  # noqa: B018
-
-
-@pytest.mark.parametrize(
-    "old_module, name, new_module",
-    [
-        ("keras_seqmodels.language_model.training", "train_language_model",
-         "keras_seqmodels.language_model.model"),
-        ("keras_seqmodels.seq2seq.parallel_text", "train_translator",
-         "keras_seqmodels.seq2seq.translator"),
-        ("keras_seqmodels.trees.training", "train_tree_classifier",
-         "keras_seqmodels.trees.tree_classifier"),
-        ("keras_seqmodels.zoo.api", "load", "keras_seqmodels.zoo.task"),
-        ("keras_seqmodels.trees.serving", "export_sentiment_savedmodel",
-         "keras_seqmodels.export.trees"),
-    ],
-)  # fmt: skip
-def test_a_moved_function_keeps_its_old_path_with_a_warning(
-    old_module, name, new_module
-):
-    import importlib
-
-    old, new = importlib.import_module(old_module), importlib.import_module(new_module)
-    with pytest.warns(DeprecationWarning, match=f"{old_module}.{name} moved to"):
-        assert getattr(old, name) is getattr(new, name)
-    with pytest.raises(AttributeError):
-        old.no_such_name  # noqa: B018
 
 
 def test_private_keras_and_tensorflow_only_in_compat():

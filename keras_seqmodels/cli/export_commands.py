@@ -5,75 +5,58 @@ zoo model or a ``.keras`` file as a SavedModel (a folder), a LiteRT flatbuffer
 import os
 
 from keras_seqmodels.cli import options
-from keras_seqmodels.utils.bounds import check_keras_file
+from keras_seqmodels.utils.errors import UserError
+from keras_seqmodels.utils.loading import load_model_file
 
 _LITERT_ONLY = "--quantize, --representative-data and --batch-size are for --format litert"
 
 
 def _export(args):
-    if args.format != "savedmodel":
-        return _export_file(args)
-    if args.quantize or args.representative_data or args.batch_size:
-        from keras_seqmodels.cli.main import UserError
+    """One path for every format and source: a zoo task or a ``.keras``
+    file, written by ``keras_seqmodels.export.write``."""
+    from keras_seqmodels import export, zoo
 
+    target = export.FORMATS[args.format]
+    if args.format != "litert" and (args.quantize or args.representative_data or args.batch_size):
         raise UserError(_LITERT_ONLY)
-    from keras_seqmodels import export
-    from keras_seqmodels.cli.main import UserError
-
+    if target.suffix is None:
+        if os.path.isdir(args.directory) and os.listdir(args.directory):
+            raise UserError(f"{args.directory} is not empty; give a new or empty folder")
+    else:
+        if not args.directory.endswith(target.suffix):
+            raise UserError(
+                f"--format {args.format} writes one file: give OUT ending in {target.suffix}"
+            )
+        if os.path.exists(args.directory):
+            raise UserError(f"{args.directory} exists; give a new file name")
+        if args.beam is not None:
+            raise UserError("--beam is for the SavedModel of a translation model")
     export_options = {}
     if args.beam is not None:
         export_options["beam_size"] = args.beam
-    source = args.name
-    exporter = export.export
-    if source.endswith(".keras"):
-        path, source = source, _load_keras_file(source)
-        exporter = _keras_file_exporter(path, source) or exporter
-    if os.path.isdir(args.directory) and os.listdir(args.directory):
-        raise UserError(f"{args.directory} is not empty; give a new or empty folder")
-    try:
-        exporter(source, args.directory, **export_options)
-    except FileExistsError as err:
-        raise UserError(str(err)) from err
-    print(f"wrote {args.directory} (SavedModel; signature 'serving_default')")
-    return 0
-
-
-def _export_file(args):
-    """``--format litert|onnx``: the id-level network, written as one file."""
-    from keras_seqmodels import export, zoo
-    from keras_seqmodels.cli.main import UserError
-
-    suffix = export.FORMATS[args.format].suffix
-    if not args.directory.endswith(suffix):
-        raise UserError(f"--format {args.format} writes one file: give OUT ending in {suffix}")
-    if os.path.exists(args.directory):
-        raise UserError(f"{args.directory} exists; give a new file name")
-    if args.beam is not None:
-        raise UserError("--beam is for the SavedModel of a translation model")
-    if args.format == "onnx" and (args.quantize or args.representative_data or args.batch_size):
-        raise UserError(_LITERT_ONLY)
-    writer = export.FORMATS[args.format].writer()
+    if args.format == "litert":
+        export_options = {
+            "quantize": args.quantize,
+            "representative_data": _representative(args.representative_data),
+            "batch_size": args.batch_size,
+        }
     if args.name.endswith(".keras"):
-        model = _load_keras_file(args.name)
+        source = load_model_file(args.name)
     else:
         try:
-            model = zoo.load_model(args.name)
+            source = zoo.load(args.name)
         except KeyError as err:
             raise UserError(str(err).strip("'\"")) from None
-        # A zoo model's own writer for the format (e.g. a tagger's id-level part).
-        writer = export.exporter_for(args.name, args.format, default=writer)
     try:
-        options = {}
-        if args.format == "litert":
-            options = {
-                "quantize": args.quantize,
-                "representative_data": _representative(args.representative_data),
-                "batch_size": args.batch_size,
-            }
-        written = writer(model, args.directory, **options)
+        written = export.write(source, args.directory, args.format, **export_options)
+    except FileExistsError as err:
+        raise UserError(str(err)) from None
     except (ValueError, TypeError, NotImplementedError) as err:
         raise UserError(f"{args.name}: {str(err).splitlines()[0]}") from None
-    print(f"wrote {written} ({export.FORMATS[args.format].written})")
+    if target.suffix is None:
+        print(f"wrote {written} (SavedModel; signature 'serving_default')")
+    else:
+        print(f"wrote {written} ({target.written})")
     return 0
 
 
@@ -83,8 +66,6 @@ def _representative(path):
     if path is None:
         return None
     import numpy as np
-
-    from keras_seqmodels.cli.main import UserError
 
     if not os.path.isfile(path):
         raise UserError(f"--representative-data: no such file: {path}")
@@ -102,52 +83,6 @@ def _representative(path):
     if not arrays:
         raise UserError(f"--representative-data: {path} holds no arrays")
     return arrays[0] if len(arrays) == 1 else arrays
-
-
-def _keras_file_exporter(path, model):
-    """The exporter a loaded .keras model needs (None: the generic one), or one line."""
-    from keras_seqmodels import export
-    from keras_seqmodels.cli.main import UserError
-
-    try:
-        exporter, kind = export.exporter_for_model(model)
-    except ValueError as err:
-        raise UserError(f"{path} holds {err}") from None
-    if kind is None:
-        return None
-    if kind == "a translator":
-        return exporter
-    return _without_beam(path, kind, exporter)
-
-
-def _without_beam(path, kind, exporter):
-    """``exporter(model, directory, served_name=model.name)``; ``--beam`` is one line."""
-    from keras_seqmodels.cli.main import UserError
-
-    def export_file(model, directory, beam_size=None):
-        if beam_size is not None:
-            raise UserError(f"{path} holds {kind}; --beam is for translation models")
-        return exporter(model, directory, served_name=model.name)
-
-    return export_file
-
-
-def _load_keras_file(path):
-    import keras
-
-    from keras_seqmodels.cli.main import UserError
-
-    if not os.path.isfile(path):
-        raise UserError(f"no such .keras file: {path}")
-    try:
-        check_keras_file(path)  # sizes in its config bounded first
-        return keras.saving.load_model(path, compile=False, safe_mode=True)
-    except Exception as err:  # a corrupt or foreign file: one line
-        first = str(err).splitlines()[0] if str(err) else ""
-        raise UserError(
-            f"cannot load {path} as a Keras model ({type(err).__name__}: {first}); "
-            "give a model saved with model.save"
-        ) from None
 
 
 def register(subparsers):
@@ -206,7 +141,6 @@ def register(subparsers):
         "--beam",
         type=options.beam_size,
         default=None,
-        help=f"beam size of the exported search, 1 to {options.MAX_BEAM} "
-        "(translation models)",
+        help=f"beam size of the exported search, 1 to {options.MAX_BEAM} (translation models)",
     )
     p.set_defaults(func=_export)

@@ -1,20 +1,20 @@
 """``seqmodels generate NAME --prompt "the company" --length 30`` (or ``mine.keras``)."""
 
 from keras_seqmodels.cli import options
+from keras_seqmodels.utils.errors import UserError
+from keras_seqmodels.utils.loading import load_model_file
 
 MAX_LENGTH = 10_000  # words per call: each costs one model step
 
 
 def _run(args):
     from keras_seqmodels import zoo
-    from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.language_model.decoding import sample
 
     if args.name.endswith(".keras"):  # a WordLanguageModel trained on your own text
-        from keras_seqmodels.cli.export_commands import _load_keras_file
         from keras_seqmodels.language_model import WordLanguageModel
 
-        model = _load_keras_file(args.name)
+        model = load_model_file(args.name)
         if not isinstance(model, WordLanguageModel):
             raise UserError(
                 f"{args.name} holds a {type(model).__name__}, not a WordLanguageModel "

@@ -5,6 +5,7 @@ import os
 import sys
 
 from keras_seqmodels.data import lines as line_text
+from keras_seqmodels.utils.errors import UserError
 
 
 def read_lines(texts, path, example):
@@ -24,7 +25,6 @@ def read_lines(texts, path, example):
         >>> read_lines(["A man is riding a bicycle."], None, "A man.")
         (['A man is riding a bicycle.'], False)
     """
-    from keras_seqmodels.cli.main import UserError
 
     if texts:
         return list(texts), False

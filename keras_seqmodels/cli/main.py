@@ -21,6 +21,7 @@ import sys
 import traceback
 
 from keras_seqmodels import _import_hooks
+from keras_seqmodels.utils.errors import UserError
 
 COMMAND_MODULES = [
     "keras_seqmodels.cli.zoo_commands",
@@ -36,10 +37,6 @@ _MAX_MESSAGE = 400  # characters of an error message shown on the one line
 # Option values that name files: shown as "the input" of an unexpected error.
 _PATH_OPTIONS = ("file", "model_path", "input", "log", "name", "model", "directory")
 _NOT_INPUTS = ("output", "func")
-
-
-class UserError(Exception):
-    """A mistake of the user's (bad path, unknown model): one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,7 +14,8 @@ drawing code is ``keras_seqmodels.utils.plotting``.
 import os
 
 from keras_seqmodels.cli import options
-from keras_seqmodels.utils.bounds import check_keras_file
+from keras_seqmodels.utils.errors import UserError
+from keras_seqmodels.utils.loading import load_model_file
 
 # The zoo models whose specs name these commands in cli_defaults are their defaults.
 ATTENTION_COMMAND, NTM_COMMAND = "plot attention", "plot ntm"
@@ -31,7 +32,6 @@ def __getattr__(name):
 
 
 def _check_output(path):
-    from keras_seqmodels.cli.main import UserError
 
     if not path.lower().endswith(".png"):
         raise UserError(f"--output must be a .png file; got {path!r}")
@@ -40,26 +40,7 @@ def _check_output(path):
         raise UserError(f"--output: {directory} is not a directory")
 
 
-def _load_keras(path, what):
-    import keras
-
-    import keras_seqmodels  # noqa: F401  (registers the layers)
-    from keras_seqmodels.cli.main import UserError
-
-    if not os.path.isfile(path):
-        raise UserError(f"{what}: no such file: {path}")
-    try:
-        check_keras_file(path)  # sizes in its config bounded first
-        return keras.saving.load_model(path, compile=False, safe_mode=True)
-    except Exception as err:  # a corrupt or foreign file: one line
-        first = str(err).splitlines()[0] if str(err) else ""
-        raise UserError(
-            f"{what}: cannot load {path} as a Keras model ({type(err).__name__}: {first})"
-        ) from None
-
-
 def _curves(args):
-    from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.utils import plotting
 
     _check_output(args.output)
@@ -84,7 +65,6 @@ def _attention(args):
     import tensorflow as tf
 
     from keras_seqmodels import zoo
-    from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.utils import plotting
     from keras_seqmodels.zoo.models import default_model
 
@@ -92,7 +72,7 @@ def _attention(args):
     if not args.sentence.strip():
         raise UserError("give a non-blank sentence")
     if args.model_path:
-        model = _load_keras(args.model_path, "--model-path")
+        model = load_model_file(args.model_path, option="--model-path")
     else:
         model = zoo.load(args.model).model
     if not callable(getattr(model, "attention_weights", None)):
@@ -114,12 +94,11 @@ def _ntm(args):
     import numpy as np
 
     from keras_seqmodels import zoo
-    from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.utils import plotting
 
     _check_output(args.output)
     if args.model_path:
-        model = _load_keras(args.model_path, "--model-path")
+        model = load_model_file(args.model_path, option="--model-path")
         name = os.path.basename(args.model_path)
     else:
         if args.model not in zoo.list_models():

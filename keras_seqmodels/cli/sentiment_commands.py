@@ -17,60 +17,30 @@ on the treebank's parses, so plain text is scored less accurately than the
 treebank parse of the same sentence.
 """
 
-import os
 import sys
 
 from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
-from keras_seqmodels.utils.bounds import check_keras_file
+from keras_seqmodels.utils.errors import UserError
+from keras_seqmodels.utils.loading import load_model_file
 
 COMMAND = "sentiment"  # the zoo model whose spec names it in cli_defaults is the default
-_MOVED = ("SST_LABELS", "label_names", "text_to_tree", "tokenize")
 
 
 def __getattr__(name):
-    """``DEFAULT_MODEL`` (the zoo model this command uses by default, from the
-    specs), and the input helpers that lived here, now in
-    ``keras_seqmodels.trees.text`` (kept for one release, with a
-    ``DeprecationWarning``)."""
-    if name == "DEFAULT_MODEL":
-        from keras_seqmodels.zoo.models import default_model
-
-        return default_model(COMMAND)
-    if name not in _MOVED:
+    """``DEFAULT_MODEL``: the zoo model this command uses by default (from the specs)."""
+    if name != "DEFAULT_MODEL":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
+    from keras_seqmodels.zoo.models import default_model
 
-    from keras_seqmodels.trees import text
-
-    warnings.warn(
-        f"keras_seqmodels.cli.sentiment_commands.{name} moved to "
-        f"keras_seqmodels.trees.text.{name}; the old path goes in the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(text, name)
+    return default_model(COMMAND)
 
 
 def _load_model(args):
-    import keras
-
     from keras_seqmodels import zoo
-    from keras_seqmodels.cli.main import UserError
 
     if args.model_path:
-        if not os.path.isfile(args.model_path):
-            raise UserError(f"--model-path: no such file: {args.model_path}")
-        import keras_seqmodels  # noqa: F401  (registers the layers)
-
-        try:
-            check_keras_file(args.model_path)  # sizes in its config bounded first
-            model = keras.saving.load_model(args.model_path, compile=False, safe_mode=True)
-        except Exception as err:  # a corrupt or foreign file: one line
-            raise UserError(
-                f"--model-path: cannot load {args.model_path} as a Keras model "
-                f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})"
-            ) from None
+        model = load_model_file(args.model_path, option="--model-path")
     else:
         model = zoo.load(args.model).model
     from keras_seqmodels.trees import TreeClassifier
@@ -86,7 +56,6 @@ def _load_model(args):
 
 
 def _sentiment(args):
-    from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.cli.translate_commands import _Progress
     from keras_seqmodels.trees import TreeError
     from keras_seqmodels.trees import text as tree_text

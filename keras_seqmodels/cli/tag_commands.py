@@ -12,7 +12,8 @@ import sys
 
 from keras_seqmodels.cli import options
 from keras_seqmodels.cli.inputs import read_lines, write_lines
-from keras_seqmodels.utils.bounds import check_keras_file
+from keras_seqmodels.utils.errors import UserError
+from keras_seqmodels.utils.loading import load_model_file
 
 COMMAND = "tag"  # the zoo model whose spec names it in cli_defaults is the default
 
@@ -20,23 +21,13 @@ COMMAND = "tag"  # the zoo model whose spec names it in cli_defaults is the defa
 def load_tagger(model_name=None, model_path=None):
     """The zoo tagger ``model_name`` (default: the command's, from the specs),
     or the ``.keras`` file ``model_path``."""
-    import keras
-
     from keras_seqmodels import zoo
     from keras_seqmodels.zoo.models import default_model
 
     if model_path:
-        from keras_seqmodels.cli.main import UserError
-
-        try:
-            check_keras_file(model_path)  # sizes in its config bounded first
-            return keras.saving.load_model(model_path, compile=False, safe_mode=True)
-        except Exception as err:  # a corrupt or foreign file: one line
-            first = str(err).splitlines()[0] if str(err) else ""
-            raise UserError(
-                f"--model-path: cannot load {model_path} as a Keras model "
-                f"({type(err).__name__}: {first}); give a tagger saved with model.save"
-            ) from None
+        return load_model_file(
+            model_path, option="--model-path", hint="give a tagger saved with model.save"
+        )
     return zoo.load(model_name or default_model(COMMAND)).model
 
 
@@ -68,7 +59,6 @@ def tag(sentences, model_name=None, model_path=None, model=None,
 
 
 def _run(args):
-    from keras_seqmodels.cli.main import UserError
     from keras_seqmodels.cli.translate_commands import _Progress
 
     if args.model_path and not os.path.isfile(args.model_path):

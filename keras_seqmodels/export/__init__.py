@@ -1,21 +1,32 @@
-"""Export models for serving: one entry per format in ``FORMATS``.
+"""Export models for serving: ``write(model_or_task, path, format=...)``,
+one entry and one calling convention for every format in ``FORMATS``.
 
-- ``savedmodel``: ``export(name_or_model, directory)``, a TensorFlow
-  SavedModel whose ``serving_default`` signature takes the model's natural
-  input (strings, pixels) and checks its request limits in the graph.
-- ``litert``: ``to_litert(model, path)``, a ``.tflite`` file with fused LSTM
-  kernels (``litert_export``).
-- ``onnx``: ``to_onnx(model, path)``, an ``.onnx`` file with native recurrent
-  nodes (``onnx_export``).
+- ``savedmodel``: a TensorFlow SavedModel (a folder) whose
+  ``serving_default`` signature takes the model's natural input (strings,
+  pixels) and checks its request limits in the graph.
+- ``litert``: a ``.tflite`` file with fused LSTM and RNN kernels.
+- ``onnx``: an ``.onnx`` file with native recurrent nodes.
 
-A zoo model's SavedModel exporter is the one its folder's spec names
-(``ModelSpec.exporters["savedmodel"]``, ``keras_seqmodels.zoo.models``;
-``exporter_for(name)``); a ``.keras`` file or a model object gets the
-exporter of its type (``exporter_for_model``: a translator, a word-level
-language model, a tree classifier, a string tagger); anything else the
-generic one (``export.generic``): ``serving_default`` takes the model's
-``keras.Input`` s by name, in their dtypes and shapes, and returns
-``output_0``, ``output_1``, ... as Keras's ``model.export`` does.
+Where things live. Every writer is a function ``writer(model, path,
+**options)`` that returns ``path``. ``FORMATS`` names each format's
+generic writer: ``generic.export_model`` (any model's SavedModel),
+``litert_export.to_litert`` and ``onnx_export.to_onnx``. ``write`` picks,
+in order: the model's own writer for the format (a zoo task passes the one
+its ``ModelSpec.exporters`` names, with the options its spec declares;
+``keras_seqmodels.zoo`` feeds this lookup, this package never imports it),
+the SavedModel writer of the model's type (``exporter_for_model``: one
+module per type: ``translation.py``, ``language_model.py``, ``trees.py``,
+``tagging.py``; ``images.py``, ``question_answering.py`` and
+``copy_task.py`` are named by zoo specs), else the format's generic writer.
+The LiteRT writer is ``litert_export.py`` (checks, conversion, rewrites),
+``litert_layers.py`` (how each layer is traced: a LiteRT converter for a
+new layer type goes there), ``litert_flatbuffer.py`` (edits of the
+converted file) and ``litert_runtime.py`` (state handling at run time); the
+ONNX writer is ``onnx_export.py`` (the walk), ``onnx_recurrent.py`` (the
+recurrent nodes: a new recurrent layer type goes there), ``onnx_layers.py``
+(the other layers: a new non-recurrent layer type goes there),
+``onnx_graph.py``, ``onnx_activations.py`` and ``onnx_ops.py``.
+``limits.py`` holds the request limits checked inside SavedModel graphs.
 
 Every signature defends itself: it checks the full shape of each input
 (a loaded SavedModel does not check shapes against its signature) and its
@@ -28,95 +39,42 @@ signatures and limits of the zoo's models. Empty and blank strings and empty
 batches are answered (empty or blank results). Each export refuses a target
 directory that is not empty.
 
-    >>> from keras_seqmodels import export   # doctest: +SKIP
-    >>> export.export(NAME, "/tmp/served")  # doctest: +SKIP
-    >>> export.export("my_esn.keras", "/tmp/esn")  # doctest: +SKIP
+    >>> import keras_seqmodels as ks  # doctest: +SKIP
+    >>> ks.export.write(ks.zoo.load(NAME), "/tmp/served")  # doctest: +SKIP
+    >>> ks.zoo.load(NAME).export("/tmp/m.tflite", format="litert")  # doctest: +SKIP
+    >>> ks.export.write("my_esn.keras", "/tmp/esn.onnx", format="onnx")  # doctest: +SKIP
 """
 
 import typing
 
-from keras_seqmodels.utils.bounds import check_keras_file
-
-GENERIC = "keras_seqmodels.export.generic:export_model"
+from keras_seqmodels.utils.references import resolve
 
 
 class ExportFormat(typing.NamedTuple):
-    """One export format: the function that writes it and what it writes."""
+    """One export format: its generic writer and what it writes."""
 
-    function: str  # "module:function"
+    function: str  # "module:function", ``(model, path, **options) -> path``
     suffix: str | None  # the file name's ending (None: a folder)
     written: str  # a few words naming what was written
 
     def writer(self):
-        """The function that writes this format (imported on use)."""
-        return _function(self.function)
+        """The generic writer of this format (imported on use)."""
+        return resolve(self.function)
 
 
 # One entry per format; the CLI's ``--format`` choices are its keys.
 FORMATS = {
-    "savedmodel": ExportFormat("keras_seqmodels.export:export", None, "SavedModel"),
-    "litert": ExportFormat("keras_seqmodels.export:to_litert", ".tflite", "LiteRT flatbuffer"),
-    "onnx": ExportFormat("keras_seqmodels.export:to_onnx", ".onnx", "ONNX graph"),
+    "savedmodel": ExportFormat("keras_seqmodels.export.generic:export_model", None, "SavedModel"),
+    "litert": ExportFormat(
+        "keras_seqmodels.export.litert_export:to_litert", ".tflite", "LiteRT flatbuffer"
+    ),
+    "onnx": ExportFormat("keras_seqmodels.export.onnx_export:to_onnx", ".onnx", "ONNX graph"),
 }
 
 
-def _function(reference):
-    from keras_seqmodels.utils.references import resolve
-
-    return resolve(reference)
-
-
-def __getattr__(name):
-    """``EXPORTERS``, the former hand-kept table (one release, with a warning)."""
-    if name != "EXPORTERS":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-
-    from keras_seqmodels.zoo.models import specs
-
-    warnings.warn(
-        "keras_seqmodels.export.EXPORTERS is replaced by the zoo models' specs "
-        "(keras_seqmodels.zoo.models.specs()[name].exporters) and "
-        "keras_seqmodels.export.exporter_for(name); the old name goes in the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return {
-        n: s.exporters["savedmodel"]
-        for n, s in specs().items()
-        if isinstance(s.exporters.get("savedmodel"), str)
-    }
-
-
-def exporter_for(name, format="savedmodel", default=None):
-    """The export function of a zoo model (the generic one if its spec names none).
-
-    Args:
-        name: a zoo model name, or ``None`` for the generic exporter.
-        format: a key of ``FORMATS``. A spec may name its own exporter for
-            any format (e.g. a string-in tagger writes its id-level network
-            for ``"onnx"``).
-        default: what to return where the spec names no exporter for
-            ``format`` (default: the generic SavedModel exporter).
-
-    Returns:
-        A function ``(model, directory, **options)`` that writes the export;
-        for a zoo model whose spec has ``export_options`` (e.g. its shipped
-        vocabulary), one that passes them unless the caller gives them.
-
-    Example:
-
-    >>> exporter_for(None).__name__
-    'export_model'
-    """
-    from keras_seqmodels.zoo import models
-
-    return models.exporter_for(name, format, default)
-
-
 def exporter_for_model(model):
-    """``(exporter, kind)`` for a Keras model object: the exporter its type
-    needs and a few words naming it (for messages).
+    """``(writer, kind)``: the SavedModel writer a Keras model's type needs
+    and a few words naming the type (for messages).
 
     A ``Translator`` gets ``export_translator`` (beam search inside), a
     ``WordLanguageModel`` ``export_language_model``, a ``TreeClassifier``
@@ -127,9 +85,9 @@ def exporter_for_model(model):
         model: a Keras model object (loaded or built in Python).
 
     Returns:
-        ``(exporter, kind)``: the function to call as ``exporter(model,
+        ``(writer, kind)``: the function to call as ``writer(model,
         directory, **options)``, and e.g. ``"a translator"`` (``None`` for
-        the generic exporter).
+        the generic writer).
 
     Raises:
         ValueError: for a bare ``EncoderDecoder``: its call is teacher-forced
@@ -138,8 +96,8 @@ def exporter_for_model(model):
     Example:
 
     >>> import keras
-    >>> exporter, kind = exporter_for_model(keras.Sequential([keras.Input((3,))]))
-    >>> exporter.__name__, kind
+    >>> writer, kind = exporter_for_model(keras.Sequential([keras.Input((3,))]))
+    >>> writer.__name__, kind
     ('export_model', None)
     """
     from keras_seqmodels.export.tagging import is_string_tagger
@@ -148,7 +106,7 @@ def exporter_for_model(model):
     from keras_seqmodels.trees import TreeClassifier
 
     if isinstance(model, Translator):
-        return _function("keras_seqmodels.export.translation:export_translator"), "a translator"
+        return resolve("keras_seqmodels.export.translation:export_translator"), "a translator"
     if isinstance(model, EncoderDecoder):
         raise ValueError(
             "an EncoderDecoder (token ids in, teacher-forced logits out) is not a "
@@ -157,30 +115,114 @@ def exporter_for_model(model):
             "from two text files), save that as .keras and export it"
         )
     if isinstance(model, WordLanguageModel):  # text in: its vocabulary is inside
-        exporter = _function("keras_seqmodels.export.language_model:export_language_model")
-        return exporter, "a language model"
+        writer = resolve("keras_seqmodels.export.language_model:export_language_model")
+        return writer, "a language model"
     if isinstance(model, TreeClassifier):  # root_label names its own labels
-        exporter = _function("keras_seqmodels.export.trees:export_sentiment_savedmodel")
-        return exporter, "a tree classifier"
+        writer = resolve("keras_seqmodels.export.trees:export_sentiment_savedmodel")
+        return writer, "a tree classifier"
     if is_string_tagger(model):  # tag strings out: served on raw text
-        return _function("keras_seqmodels.export.tagging:export_tagger"), "a tagger"
-    return _function(GENERIC), None
+        return resolve("keras_seqmodels.export.tagging:export_tagger"), "a tagger"
+    return FORMATS["savedmodel"].writer(), None
 
 
-def export(name, directory, **options):
-    """Write a zoo model, a ``.keras`` file or a Keras model as a SavedModel.
+def write(model_or_task, path, format="savedmodel", *, writer=None, **options):
+    """Write a model, a ``.keras`` file or a zoo task in ``format``.
 
     Args:
-        name: a zoo name (see ``keras_seqmodels.zoo.list_models()``; loaded
-            with its SHA-256 checked and exported by its exporter), a path
-            to a ``.keras`` file (loaded in safe mode) or a ``keras.Model``;
-            the last two get the exporter of their type
-            (``exporter_for_model``).
-        directory: output folder (must not exist or be empty).
-        **options: passed to the model's exporter (e.g. ``beam_size``).
+        model_or_task: a ``keras.Model``; a path to a ``.keras`` file
+            (opened by ``utils.loading.load_model_file``: sizes checked, safe
+            mode); or a zoo task (``keras_seqmodels.zoo.load(name)``, or any
+            object with ``.model``, ``.name`` and ``.export_plan(format)``
+            returning ``(writer or None, options)``: its spec's own writer
+            for the format and the options the spec declares, e.g. a shipped
+            vocabulary).
+        path: the folder (``savedmodel``: must not exist or be empty) or the
+            file (``litert``: ``.tflite``, ``onnx``: ``.onnx``) to write.
+        format: a key of ``FORMATS``.
+        writer: the writer to use instead of the lookup (a zoo recipe passes
+            its spec's); ``(model, path, **options) -> path``.
+        **options: passed to the writer (e.g. ``beam_size`` for a
+            translator's SavedModel, ``quantize`` for LiteRT); an option the
+            writer does not take is a ``ValueError`` naming it.
 
     Returns:
-        The directory written.
+        ``path``.
+
+    Raises:
+        ValueError: an unknown format, an option the writer does not take,
+            or a model the format cannot carry (the writer's message).
+        TypeError: ``model_or_task`` is none of the above (a zoo name:
+            pass ``keras_seqmodels.zoo.load(name)``).
+        keras_seqmodels.utils.errors.ModelFileError: an unreadable ``.keras``
+            file (``ModelFileNotFoundError``, also a ``FileNotFoundError``,
+            for a missing one).
+
+    Example (TensorFlow backend):
+
+    >>> import os, tempfile, keras
+    >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    >>> out = write(model, os.path.join(tempfile.mkdtemp(), "dense"))
+    >>> os.path.isfile(os.path.join(out, "saved_model.pb"))
+    True
+    """
+    import keras
+
+    if format not in FORMATS:
+        raise ValueError(
+            f"export: `format` must be one of {', '.join(FORMATS)}. Received: format={format!r}"
+        )
+    served_name = None
+    if isinstance(model_or_task, keras.Model):
+        model = model_or_task
+    elif isinstance(model_or_task, str) and model_or_task.endswith(".keras"):
+        from keras_seqmodels.utils.loading import load_model_file
+
+        model = load_model_file(model_or_task, option="export")
+    elif hasattr(model_or_task, "export_plan") and isinstance(
+        getattr(model_or_task, "model", None), keras.Model
+    ):
+        model, served_name = model_or_task.model, model_or_task.name
+        own, declared = model_or_task.export_plan(format)
+        writer = writer or own
+        options = {**declared, **options}
+    else:
+        raise TypeError(
+            "export: `model_or_task` must be a keras.Model, a path ending in .keras or a "
+            "zoo task (for a zoo name, pass keras_seqmodels.zoo.load(name)). "
+            f"Received: {model_or_task!r}"[:300]
+        )
+    kind = None
+    if writer is None:
+        writer, kind = exporter_for_model(model) if format == "savedmodel" else (None, None)
+        writer = writer or FORMATS[format].writer()
+    if format == "savedmodel":
+        options.setdefault("served_name", served_name or model.name or "model")
+    _check_options(writer, options, format, kind)
+    writer(model, path, **options)
+    return path
+
+
+def _check_options(writer, options, format, kind):
+    """An option ``writer`` does not take is one ``ValueError`` naming it."""
+    import inspect
+
+    parameters = inspect.signature(writer).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return  # it checks its own
+    taken = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    taken -= {"model", "path", "directory"}
+    unknown = sorted(set(options) - taken)
+    if unknown:
+        what = kind or f"this model ({writer.__name__})"
+        raise ValueError(
+            f"export: {', '.join(unknown)} is not an option of the {format} export of "
+            f"{what}; its options: {', '.join(sorted(taken)) or 'none'}"
+        )
+
+
+def export(model_or_task, directory, **options):
+    """``write(model_or_task, directory, format="savedmodel", **options)``:
+    a TensorFlow SavedModel.
 
     Example (TensorFlow backend):
 
@@ -190,31 +232,7 @@ def export(name, directory, **options):
     >>> os.path.isfile(os.path.join(out, "saved_model.pb"))
     True
     """
-    import os
-
-    import keras
-
-    from keras_seqmodels import zoo
-
-    if isinstance(name, keras.Model):
-        model, name = name, None
-    elif isinstance(name, str) and name.endswith(".keras"):
-        if not os.path.isfile(name):
-            raise FileNotFoundError(f"export: no such .keras file: {name}")
-        check_keras_file(name)  # sizes in its config bounded before Keras builds it
-        model, name = keras.saving.load_model(name, compile=False, safe_mode=True), None
-    elif isinstance(name, str):
-        options.setdefault("served_name", name)  # the start of limit messages
-        return zoo.load(name).export(directory, **options)
-    else:
-        raise TypeError(
-            "export: `name` must be a zoo name, a path ending in .keras or a "
-            f"keras.Model. Received: {type(name).__name__}"
-        )
-    options.setdefault("served_name", name or getattr(model, "name", None) or "model")
-    exporter, _ = exporter_for_model(model)
-    exporter(model, directory, **options)
-    return directory
+    return write(model_or_task, directory, "savedmodel", **options)
 
 
 def to_onnx(model, path, *, opset=None):
@@ -310,8 +328,8 @@ def to_litert(
 __all__ = [
     "FORMATS",
     "export",
-    "exporter_for",
     "exporter_for_model",
     "to_litert",
     "to_onnx",
+    "write",
 ]

@@ -57,8 +57,8 @@ def export_language_model(
             vocabulary and lower-casing are used.
         directory: output folder (must not exist or be empty).
         vocabulary: the word list (index = id); default: the
-            ``WordLanguageModel``'s, else (deprecated, with a warning) that
-            of the zoo model whose spec names this exporter.
+            ``WordLanguageModel``'s; required for any other model (a zoo
+            task's ``export`` passes the shipped one).
         unknown, eos: the vocabulary's unknown-word and end-of-sentence words.
         limits: optional dict overriding some of ``LIMITS``.
         served_name: the start of the limit messages (``export`` passes the
@@ -78,11 +78,10 @@ def export_language_model(
         model = model.network
     lowercase = True if lowercase is None else bool(lowercase)
     if vocabulary is None:
-        from keras_seqmodels.zoo.models import default_export_option
-
-        vocabulary = default_export_option(export_language_model, "vocabulary")
-        if vocabulary is None:
-            raise ValueError("export_language_model: give `vocabulary`, the model's word list")
+        raise ValueError(
+            "export_language_model: give `vocabulary`, the model's word list (a "
+            "WordLanguageModel holds its own; a zoo task's export passes its shipped one)"
+        )
     vocabulary = [str(w) for w in vocabulary]
     if model.outputs[0].shape[-1] != len(vocabulary):
         raise ValueError(

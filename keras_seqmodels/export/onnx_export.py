@@ -70,7 +70,7 @@ from keras_seqmodels.export.onnx_layers import (
 )
 from keras_seqmodels.export.onnx_ops import _convert_op
 from keras_seqmodels.export.onnx_recurrent import _convert_bidirectional, _convert_recurrent
-from keras_seqmodels.utils.bounds import check_keras_file
+from keras_seqmodels.utils.loading import load_model_file
 
 DEFAULT_OPSET = 17
 MIN_OPSET = 14  # LSTM/GRU/RNN 14, axes of Squeeze/ReduceSum as inputs (13)
@@ -285,8 +285,7 @@ def to_onnx(model, path, *, opset=None):
     from onnx import helper
 
     if isinstance(model, (str, os.PathLike)) and str(model).endswith(".keras"):
-        check_keras_file(str(model))  # sizes in its config bounded first
-        model = keras.saving.load_model(model, compile=False, safe_mode=True)
+        model = load_model_file(model, option="to_onnx")
     if not isinstance(model, keras.Model):
         raise TypeError(
             "to_onnx: `model` must be a keras.Model or a path to a .keras file. "

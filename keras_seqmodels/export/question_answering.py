@@ -63,8 +63,8 @@ def export_memory_qa(
         model: a Keras model ``[stories, queries] -> scores`` over the
             vocabulary (e.g. an ensemble of ``MemoryNetwork`` s).
         directory: output folder (must not exist or be empty).
-        vocabulary: the word list (index = id); default (deprecated, with a
-            warning): that of the zoo model whose spec names this exporter.
+        vocabulary: the word list (index = id); required (a zoo task's
+            ``export`` passes the shipped one).
         memory_size: statements kept; default: the model's ``MemoryNetwork``
             ``memory_size``.
         limits: optional dict overriding some of ``LIMITS``.
@@ -76,11 +76,10 @@ def export_memory_qa(
     check_empty_directory(directory)
     limits = merge_limits("export_memory_qa", LIMITS, limits)
     if vocabulary is None:
-        from keras_seqmodels.zoo.models import default_export_option
-
-        vocabulary = default_export_option(export_memory_qa, "vocabulary")
-        if vocabulary is None:
-            raise ValueError("export_memory_qa: give `vocabulary`, the model's word list")
+        raise ValueError(
+            "export_memory_qa: give `vocabulary`, the model's word list (a zoo task's "
+            "export passes its shipped one)"
+        )
     vocabulary = [str(w) for w in vocabulary]
     if len(model.inputs) != 2:
         raise ValueError(

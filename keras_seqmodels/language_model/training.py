@@ -56,21 +56,3 @@ class Perplexity(keras.callbacks.Callback):
             ppl = self.model.stream_perplexity(self.val_ids, self.length, self.batch_size)
             logs["val_perplexity"] = ppl
             logs["val_loss"] = math.log(ppl)
-
-
-def __getattr__(name):
-    """The old path of ``train_language_model`` (one release, with a warning)."""
-    if name != "train_language_model":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-
-    from keras_seqmodels.language_model.model import train_language_model
-
-    warnings.warn(
-        "keras_seqmodels.language_model.training.train_language_model moved to "
-        "keras_seqmodels.language_model.model.train_language_model; the old path goes in "
-        "the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return train_language_model

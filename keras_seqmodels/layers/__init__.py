@@ -2,11 +2,8 @@
 
 The tagging layers (``CRF``, ``CRFTagger``, ``CharacterEncoder``,
 ``SentenceVectorizer``, ``TagLookup``) live in ``keras_seqmodels.tagging``, the
-tree layers (``RecursiveNN``, ``RNTN``, ``TreeLSTM``) in ``keras_seqmodels.trees``;
-their old names here still work for one release, with a DeprecationWarning.
+tree layers (``RecursiveNN``, ``RNTN``, ``TreeLSTM``) in ``keras_seqmodels.trees``.
 """
-
-import warnings
 
 from keras_seqmodels.layers.bias import Bias
 from keras_seqmodels.layers.bidirectional import Bidirectional
@@ -31,34 +28,3 @@ __all__ = [
     "Recurrent",
     "SimpleRNN",
 ]
-
-# Layers that moved to a task library: old name -> new home (one release).
-_MOVED = {
-    "CRF": "keras_seqmodels.tagging",
-    "CRFTagger": "keras_seqmodels.tagging",
-    "CharacterEncoder": "keras_seqmodels.tagging",
-    "SentenceVectorizer": "keras_seqmodels.tagging",
-    "TagLookup": "keras_seqmodels.tagging",
-    "RecursiveNN": "keras_seqmodels.trees",
-    "RNTN": "keras_seqmodels.trees",
-    "TreeLSTM": "keras_seqmodels.trees",
-}
-
-
-def __getattr__(name):
-    """The old names of the layers that moved (one release, with a warning)."""
-    home = _MOVED.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if home == "keras_seqmodels.tagging":
-        from keras_seqmodels import tagging as package
-    else:
-        from keras_seqmodels import trees as package
-
-    warnings.warn(
-        f"keras_seqmodels.layers.{name} moved to {home}.{name}; the old name goes in "
-        "the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(package, name)

@@ -129,21 +129,3 @@ class Batches(keras.utils.PyDataset):
             self.items = vary_first_two(
                 _batches(self.source, self.target, self.batch_size, self.rng)
             )
-
-
-def __getattr__(name):
-    """The old path of ``train_translator`` (one release, with a warning)."""
-    if name != "train_translator":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-
-    from keras_seqmodels.seq2seq.translator import train_translator
-
-    warnings.warn(
-        "keras_seqmodels.seq2seq.parallel_text.train_translator moved to "
-        "keras_seqmodels.seq2seq.translator.train_translator; the old path goes "
-        "in the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return train_translator

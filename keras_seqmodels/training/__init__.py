@@ -1,7 +1,5 @@
 """Training utilities: distribution strategies, callbacks, regularizers."""
 
-import sys
-
 from keras_seqmodels.training import sequence_length
 from keras_seqmodels.training.distribute import STRATEGIES, get_strategy
 from keras_seqmodels.training.distribute_fixes import (
@@ -43,13 +41,3 @@ __all__ = [
     "distribution_fixes",
     "fix_multi_worker_fit",
 ]
-
-
-def __getattr__(name):
-    """``recipe_utils``, the old path of the recipes' shared code (one release,
-    with a warning)."""
-    if name != "recipe_utils":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import keras_seqmodels.training.recipe_utils  # noqa: F401  (warns)
-
-    return sys.modules["keras_seqmodels.training.recipe_utils"]

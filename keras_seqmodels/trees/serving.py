@@ -302,21 +302,3 @@ def tf_encode_strings(strings, lower=True):
         tf.size(problems) == 0, ["tf_encode_strings: malformed trees:", problems]
     )
     return tuple(guard([parsed[k] for k in ("tokens", "children", "levels")], [check]))
-
-
-def __getattr__(name):
-    """The old path of ``export_sentiment_savedmodel`` (one release, with a warning)."""
-    if name != "export_sentiment_savedmodel":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-
-    from keras_seqmodels.export.trees import export_sentiment_savedmodel
-
-    warnings.warn(
-        "keras_seqmodels.trees.serving.export_sentiment_savedmodel moved to "
-        "keras_seqmodels.export.trees.export_sentiment_savedmodel; the old path goes "
-        "in the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return export_sentiment_savedmodel

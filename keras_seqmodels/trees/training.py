@@ -8,7 +8,6 @@ trains on them.
 """
 
 import os
-import warnings
 
 from keras_seqmodels.data.lines import iter_lines
 from keras_seqmodels.trees.ptb import parse_ptb
@@ -98,20 +97,3 @@ def relabel(tree, index, lower):
     """A copy of ``tree`` with its labels replaced by class indices (-1: none)."""
     out = tree.with_values(labels=[-1 if x is None else index.get(x, -1) for x in tree.labels])
     return lower_tokens(out) if lower else out
-
-
-def __getattr__(name):
-    """The old path of ``train_tree_classifier`` (one release, with a warning)."""
-    if name != "train_tree_classifier":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-    from keras_seqmodels.trees.tree_classifier import train_tree_classifier
-
-    warnings.warn(
-        "keras_seqmodels.trees.training.train_tree_classifier moved to "
-        "keras_seqmodels.trees.tree_classifier.train_tree_classifier; the old path goes "
-        "in the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return train_tree_classifier

@@ -28,7 +28,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import zipfile
 
 ZOO_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -381,18 +380,9 @@ def load_keras_bytes(data, compile=False):
     0600) that Keras loads and that is deleted at once, so nothing else can
     swap the file between the caller's check and the load.
     """
-    import keras
+    from keras_seqmodels.utils.loading import load_model_file
 
-    import keras_seqmodels  # noqa: F401  (registers the package's classes)
-    from keras_seqmodels.utils.bounds import check_keras_file
-
-    check_keras_file("the model file", data)  # sizes in its config bounded first
-    with tempfile.TemporaryDirectory(prefix="keras_seqmodels-zoo-") as private:
-        path = os.path.join(private, "model.keras")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        return keras.saving.load_model(path, compile=compile, safe_mode=True)
+    return load_model_file("the model file", data=data, compile=compile)
 
 
 def load_model(name, compile=False):
@@ -428,20 +418,3 @@ def load_model(name, compile=False):
         raise ArtifactError(
             f"keras_seqmodels.zoo: could not load {name!r} from {path}: {err}"
         ) from err
-
-
-def __getattr__(attribute):
-    """``load``, now ``keras_seqmodels.zoo.load`` (one release, with a warning)."""
-    if attribute != "load":
-        raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
-    import warnings
-
-    from keras_seqmodels.zoo.task import load
-
-    warnings.warn(
-        "keras_seqmodels.zoo.api.load moved to keras_seqmodels.zoo.load "
-        "(keras_seqmodels.zoo.task.load); the old path goes in the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return load

@@ -32,14 +32,16 @@ class ModelSpec:
         task: its ``Task`` subclass, ``"module:Class"`` (default: the
             generic ``keras_seqmodels.zoo.Task``).
         recipe: its recipe module (default ``".recipe"``; ``None``: none).
-        exporters: ``{format: "module:function"}``, the exporter a format
-            (``keras_seqmodels.export.FORMATS``) uses for this model instead
-            of the generic one (``"savedmodel"``: ``(model, directory,
-            **options)``; ``"onnx"``, ``"litert"``: ``(model, path,
-            **options)``, e.g. the id-level part of a string-in model).
+        exporters: ``{format: "module:function"}``, the writer
+            ``keras_seqmodels.export.write`` uses for this model and a format
+            of ``keras_seqmodels.export.FORMATS`` instead of the lookup by
+            model type: ``(model, path, **options) -> path`` (e.g. a
+            SavedModel signature of its own, or the id-level part of a
+            string-in model for ``"onnx"``).
         export_options: ``"module:function"``, ``(name) -> dict``: options
-            its exporters need beyond the model (e.g. the shipped
-            vocabulary), read from its assets.
+            its SavedModel writer needs beyond the model (e.g. the shipped
+            vocabulary), read from its assets; a zoo task passes them
+            (``Task.export_options``).
         serving: one line on its SavedModel signature, for ``seqmodels
             export --help`` (e.g. ``"'pixels' float32 -> 'class_id'"``).
         cli_defaults: the commands whose ``--model`` defaults to it (e.g.

@@ -10,8 +10,9 @@ Every task has the same four members:
   values (``str``, ``int``, ``float``, lists and dicts of them), never tensors.
 - ``model``: the ``keras.Model`` (loaded from the bytes whose SHA-256 was
   checked, in safe mode).
-- ``export(directory, **options)``: the model's SavedModel export
-  (``keras_seqmodels.export``), with its assets (e.g. a vocabulary).
+- ``export(path, format="savedmodel", **options)``: the model written for
+  serving in any format of ``keras_seqmodels.export.FORMATS``, by the writer
+  its spec names, with its assets (e.g. a vocabulary).
 - ``info``: a dict: ``name``, ``task``, ``domain``, ``data``, ``license`` (of
   the training data), ``metrics``, ``intended_use``, ``limits``, ``card``.
 """
@@ -99,24 +100,44 @@ class Task:
             return []
         return self.predict_batch(inputs)
 
-    def export_options(self):
-        """Keyword arguments the exporter needs beyond the model (e.g. a vocabulary)."""
-        return {}
+    def export_options(self, format="savedmodel"):
+        """Keyword arguments the model's writer for ``format`` needs beyond
+        the model: those its spec declares (``ModelSpec.export_options``, e.g.
+        the shipped vocabulary, for its SavedModel writer)."""
+        spec = _spec(self.name)
+        if spec is None or format != "savedmodel":
+            return {}
+        return spec.default_export_options()
 
-    def export(self, directory, **options):
-        """Write the model as a TensorFlow SavedModel (see ``keras_seqmodels.export``).
+    def export_plan(self, format):
+        """``(writer, options)`` for ``keras_seqmodels.export.write``: the
+        writer its spec names for ``format`` (``None``: the format's lookup
+        by model type) and ``export_options(format)``."""
+        spec = _spec(self.name)
+        return (None if spec is None else spec.exporter(format)), self.export_options(format)
+
+    def export(self, path, format="savedmodel", **options):
+        """Write the model for serving (``keras_seqmodels.export.write``).
 
         Args:
-            directory: output folder (must not exist or be empty).
-            **options: passed to the model's exporter (e.g. ``beam_size``).
+            path: the folder (``"savedmodel"``) or file (``"litert"``:
+                ``.tflite``; ``"onnx"``: ``.onnx``) to write.
+            format: a key of ``keras_seqmodels.export.FORMATS``.
+            **options: passed to the model's writer (e.g. ``beam_size``,
+                ``quantize``).
 
         Returns:
-            The directory written.
+            ``path``.
         """
-        from keras_seqmodels.zoo.models import exporter_for
+        from keras_seqmodels import export
 
-        exporter_for(self.name)(self.model, directory, **{**self.export_options(), **options})
-        return directory
+        return export.write(self, path, format, **options)
+
+
+def _spec(name):
+    from keras_seqmodels.zoo.models import specs
+
+    return specs().get(name)
 
 
 def task_class(name):
@@ -129,9 +150,7 @@ def task_class(name):
     >>> all(issubclass(task_class(name), Task) for name in specs())
     True
     """
-    from keras_seqmodels.zoo.models import specs
-
-    spec = specs().get(name)
+    spec = _spec(name)
     return Task if spec is None else spec.task_class()
 
 
@@ -146,7 +165,7 @@ def load(name):
         ``keras_seqmodels.zoo.models.<name with underscores>.task``; the
         generic ``Task`` for a model without one) with ``.predict(inputs)``,
         ``.model`` (the ``keras.Model``, SHA-256 checked, safe mode),
-        ``.export(directory)`` and ``.info``.
+        ``.export(path, format=...)`` and ``.info``.
 
     Raises:
         KeyError: unknown name (the message lists the known models).

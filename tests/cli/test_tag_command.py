@@ -69,11 +69,12 @@ def test_pretokenized_splits_on_whitespace_only(cli):
 @pytest.mark.slow
 def test_exported_tagger_tokenises_and_tags_as_the_command(tagger, tmp_path):
     from keras_seqmodels.cli.tag_commands import tag
-    from keras_seqmodels.export import exporter_for
     from keras_seqmodels.export.tagging import export_tagger
     from keras_seqmodels.testing import run_in_clean_process
+    from keras_seqmodels.zoo.models import spec
 
-    assert exporter_for("ud-ewt-upos") is export_tagger  # `seqmodels export ud-ewt-upos`
+    # `seqmodels export ud-ewt-upos` writes with it
+    assert spec("ud-ewt-upos").exporter("savedmodel") is export_tagger
     directory = str(tmp_path / "tagger")
     export_tagger(tagger, directory, served_name="ud-ewt-upos")
     texts = SENTENCES + ["", "   ", "one"]

@@ -106,13 +106,13 @@ def served(tmp_path_factory):
 
     mnist = np.load(os.path.join(FIXTURES, "mnist_test_sample.npz"))
     pixels = mnist["images"][:8].astype("float32")
-    export.export("mnist-renet", str(root / "mnist"))
+    export.export(zoo.load("mnist-renet"), str(root / "mnist"))
     plan["mnist"] = {"dir": str(root / "mnist"), "signature": "serving_default"}
     feed["mnist__pixels"] = pixels
     expected["mnist"] = zoo.load("mnist-renet").model.predict(pixels, verbose=0)
 
     stories, questions, examples = _babi_cases()
-    export.export("babi-memn2n", str(root / "babi"))
+    export.export(zoo.load("babi-memn2n"), str(root / "babi"))
     with open(zoo.asset_path("babi-memn2n", "vocab"), encoding="utf-8") as f:
         vocabulary = json.load(f)["vocabulary"]
     ids = babi.vectorize(examples, vocabulary, 50, 11, 11)[:2]
@@ -123,7 +123,7 @@ def served(tmp_path_factory):
     expected["babi"] = (zoo.load("babi-memn2n").model.predict(list(ids), verbose=0), vocabulary)
 
     bits = np.random.default_rng(0).integers(0, 2, (3, 10, 8)).astype("float32")
-    export.export("ntm-copy", str(root / "ntm"))
+    export.export(zoo.load("ntm-copy"), str(root / "ntm"))
     plan["ntm"] = {"dir": str(root / "ntm"), "signature": "serving_default"}
     feed["ntm__bits"] = bits
     laid_out = np.zeros((3, 21, 9), "float32")  # bits, delimiter, recall steps
@@ -133,7 +133,7 @@ def served(tmp_path_factory):
     expected["ntm"] = (bits, logits)
 
     texts = ["the company said", "", "Stocks FELL sharply zzzunknown"]
-    export.export("ptb-lstm", str(root / "ptb"))
+    export.export(zoo.load("ptb-lstm"), str(root / "ptb"))
     plan["ptb"] = {"dir": str(root / "ptb"), "signature": "serving_default"}
     feed["ptb__text"] = np.array(texts)
     with open(zoo.asset_path("ptb-lstm", "vocabulary"), encoding="utf-8") as f:
@@ -218,45 +218,48 @@ def test_export_refuses_a_non_empty_folder_and_a_bad_name(tmp_path):
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "file").write_text("x")
     with pytest.raises(FileExistsError, match="not empty"):
-        export.export("mnist-renet", str(tmp_path / "taken"))
-    with pytest.raises(TypeError, match="zoo name, a path ending in .keras or a keras.Model"):
+        export.export(zoo.load("mnist-renet"), str(tmp_path / "taken"))
+    with pytest.raises(TypeError, match="keras.Model, a path ending in .keras or a zoo task"):
         export.export(3, str(tmp_path / "new"))
-    with pytest.raises(FileNotFoundError, match="no such .keras file"):
+    with pytest.raises(TypeError, match=r"pass keras_seqmodels.zoo.load\(name\)"):
+        export.export("mnist-renet", str(tmp_path / "new"))
+    with pytest.raises(FileNotFoundError, match="no such file"):
         export.export(str(tmp_path / "missing.keras"), str(tmp_path / "new"))
+    with pytest.raises(ValueError, match="`format` must be one of savedmodel, litert, onnx"):
+        export.write(zoo.load("mnist-renet"), str(tmp_path / "new"), "tflite")
 
 
 def test_every_zoo_model_has_an_export_path():
-    # Exporters named by a spec are real functions; the others use the generic one.
+    # Writers named by a spec are real functions; the others use the lookup by type.
     for name in zoo.list_models():
-        fn = export.exporter_for(name)
-        assert callable(fn)
-        if models.spec(name).exporter("savedmodel") is None:
-            assert fn.__module__ == "keras_seqmodels.export.generic", name
-
-
-def test_old_exporters_table_warns_and_matches_the_specs():
-    with pytest.warns(DeprecationWarning, match="EXPORTERS is replaced"):
-        table = export.EXPORTERS
-    assert sorted(table) == sorted(n for n, s in models.specs().items() if s.exporters)
-    for name, reference in table.items():
-        module, function = reference.split(":")
-        assert export.exporter_for(name).__name__ == function
-        assert export.exporter_for(name).__module__ == module
+        own, options = zoo.load(name).export_plan("savedmodel")
+        reference = models.spec(name).exporters.get("savedmodel")
+        if reference is None:
+            assert own is None, name
+        else:
+            module, function = reference.split(":")
+            assert (own.__module__, own.__name__) == (module, function), name
+        assert isinstance(options, dict)
+        for format in ("litert", "onnx"):
+            own, options = zoo.load(name).export_plan(format)
+            assert options == {}, (name, format)  # SavedModel options only
 
 
 @pytest.mark.parametrize(
-    "name", sorted(n for n, s in models.specs().items() if s.exporters) + [None]
+    "name", sorted(n for n, s in models.specs().items() if s.exporters.get("savedmodel")) + [None]
 )
 def test_every_exporter_refuses_a_non_empty_folder(tmp_path, name):
     # The check comes first: nothing is traced or written, whatever the model.
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "keep.txt").write_text("x")
+    generic = export.FORMATS["savedmodel"].writer()
+    writer = models.spec(name).exporter("savedmodel") if name else generic
     with pytest.raises(FileExistsError, match="is not empty; give a new or empty folder"):
-        export.exporter_for(name)(None, str(tmp_path / "taken"))
+        writer(None, str(tmp_path / "taken"))
     assert os.listdir(tmp_path / "taken") == ["keep.txt"]
     (tmp_path / "file").write_text("x")
     with pytest.raises(FileExistsError, match="is a file"):
-        export.exporter_for(name)(None, str(tmp_path / "file"))
+        writer(None, str(tmp_path / "file"))
 
 
 def test_generic_export_of_two_inputs_checks_shapes_and_rows(tmp_path):

@@ -26,7 +26,7 @@ from fuzz_record import fuzz_settings, record
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from keras_seqmodels import export
+from keras_seqmodels import export, zoo
 
 pytestmark = pytest.mark.tf_only  # SavedModel export runs on TensorFlow
 
@@ -185,7 +185,7 @@ def zoo_served(tmp_path_factory):
     root = tmp_path_factory.mktemp("zoo_exports")
     out = {}
     for name in sorted({name for name, _ in ZOO}):
-        directory = export.export(name, str(root / name))
+        directory = export.export(zoo.load(name), str(root / name))
         out[name] = tf.saved_model.load(directory)
     return out
 

@@ -30,7 +30,7 @@ import pytest
 from fuzz_record import SCALE, record
 
 import keras_seqmodels as ks
-from keras_seqmodels import export
+from keras_seqmodels import export, zoo
 from keras_seqmodels.export import (
     copy_task,
     generic,
@@ -352,7 +352,7 @@ def exported(tmp_path_factory):
         key = name or label
         if key not in dirs:
             dirs[key] = str(root / key.replace(":", "_"))
-            export.export(name if name else _sequence_model(), dirs[key])
+            export.export(zoo.load(name) if name else _sequence_model(), dirs[key])
     return dirs
 
 

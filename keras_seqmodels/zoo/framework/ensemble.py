@@ -14,7 +14,7 @@ and saved as ``<work-dir>/<name>.keras``.
 import json
 import os
 
-import keras
+from keras_seqmodels.utils.loading import load_model_file
 
 
 def metric_key(recipe):
@@ -76,9 +76,7 @@ def assemble(recipe, args, runs, data_dir):
         raise ValueError(f"{recipe.name}: --ensemble needs a `combine` hook in its recipe.")
     candidates, folders = [], []
     for _, work_dir, config in runs:
-        model = keras.saving.load_model(
-            os.path.join(work_dir, "best.keras"), compile=False, safe_mode=True
-        )
+        model = load_model_file(os.path.join(work_dir, "best.keras"))
         if recipe.package is not None:
             model = recipe.package(model, dict(config, work_dir=work_dir))
         candidates.append(model)
@@ -91,7 +89,7 @@ def assemble(recipe, args, runs, data_dir):
     path = os.path.join(args.work_dir, f"{recipe.name}.keras")
     combined.save(path)
     # Measured again on the saved file: what ships is what was selected.
-    again = keras.saving.load_model(path, compile=False, safe_mode=True)
+    again = load_model_file(path)
     metrics = recipe.evaluate(again, data, config)
     record = {
         "monitor": recipe.monitor[0],

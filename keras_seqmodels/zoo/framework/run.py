@@ -12,7 +12,7 @@ import time
 import keras
 
 from keras_seqmodels.training.fault_tolerance import AtomicBackupAndRestore
-from keras_seqmodels.utils.bounds import check_keras_file
+from keras_seqmodels.utils.loading import load_model_file
 from keras_seqmodels.utils.weights_dtype import store_weights_as
 from keras_seqmodels.zoo.framework import arguments, distribution, ensemble
 from keras_seqmodels.zoo.framework.callbacks import (
@@ -101,7 +101,7 @@ def train(recipe, args):
             json.dump(dict(record, run=work_dir, config=config), f)
     # What ships: the selected model (packaged, if the recipe packages it)
     # without the optimizer state that best.keras keeps for --init-from.
-    model = keras.saving.load_model(best, compile=False, safe_mode=True)
+    model = load_model_file(best)
     return _package_and_save(recipe, args, model, config, record)
 
 
@@ -164,8 +164,7 @@ def _package_only(recipe, args, config, data_dir):
     if os.path.isfile(os.path.join(source, "history.csv")):
         record.setdefault("run", _shown(source))
     # Measured on a copy: what ships is the file as loaded, never compiled.
-    check_keras_file(args.init_from)  # sizes in its config bounded first
-    measured = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
+    measured = load_model_file(args.init_from, option="--init-from")
     measured.compile(**_compile_options(recipe, config))
     data = recipe.load_data(data_dir, "validation", args.smoke, config)
     if data is None and recipe.evaluate is not None:
@@ -181,7 +180,7 @@ def _package_only(recipe, args, config, data_dir):
     record["value"] = float(metrics[key]) if key in metrics else None
     with open(os.path.join(args.work_dir, "best.json"), "w", encoding="utf-8") as f:
         json.dump(record, f)
-    model = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
+    model = load_model_file(args.init_from, option="--init-from")
     return _package_and_save(recipe, args, model, config, record)
 
 
@@ -222,10 +221,16 @@ def _compile_options(recipe, config):
 def _finish(recipe, args, best, record):
     print(json.dumps({"model": recipe.name, "selected": best, **record}))
     if args.export and record.get("packaged", True):
-        from keras_seqmodels.zoo.models import exporter_for
+        from keras_seqmodels import export
+        from keras_seqmodels.zoo.models import specs
 
-        model = keras.saving.load_model(best, compile=False, safe_mode=True)
-        exporter_for(recipe.name)(model, args.export)
+        model = load_model_file(best)
+        spec = specs().get(recipe.name)
+        if spec is None:  # a recipe outside the zoo: the lookup by model type
+            export.write(model, args.export)
+        else:  # what `seqmodels export NAME` writes: its spec's writer and options
+            export.write(model, args.export, writer=spec.exporter("savedmodel"),
+                         served_name=recipe.name, **spec.default_export_options())  # fmt: skip
         print(f"{recipe.name}: exported to {args.export}")
     return 0
 
@@ -333,8 +338,7 @@ def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
             options.setdefault("jit_compile", False)
         setup.compile(model, **options)
         if args.init_from:
-            check_keras_file(args.init_from)
-            source = keras.saving.load_model(args.init_from, compile=False, safe_mode=True)
+            source = load_model_file(args.init_from, option="--init-from")
             model.set_weights(source.get_weights())
         if recipe.prepare is not None:
             recipe.prepare(model, train_data, config, work_dir)
@@ -370,8 +374,7 @@ def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
 def load_model(recipe, path=None):
     """``path`` (a ``.keras`` file), or the shipped artifact (checked)."""
     if path:
-        check_keras_file(path)  # sizes in its config bounded first
-        return keras.saving.load_model(path, compile=False, safe_mode=True)
+        return load_model_file(path, option="--model")
     from keras_seqmodels import zoo
 
     return zoo.load_model(recipe.name)

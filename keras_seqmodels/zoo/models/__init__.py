@@ -14,7 +14,6 @@ nothing outside it names the model.
 import functools
 import importlib
 import pkgutil
-import warnings
 
 
 @functools.cache
@@ -99,69 +98,6 @@ def default_model(command):
     return names[0]
 
 
-def default_export_option(exporter, option):
-    """``option`` of the zoo model whose SavedModel exporter is ``exporter``
-    (its ``export_options``), or ``None``: the default an exporter falls back
-    on when its caller gives no ``option`` (deprecated; pass it)."""
-    for model in _specs().values():
-        if model.exporters.get("savedmodel") is None or model.export_options is None:
-            continue
-        if model.exporter("savedmodel") is exporter:
-            value = model.default_export_options().get(option)
-            if value is not None:
-                warnings.warn(
-                    f"{exporter.__name__}: without `{option}`, the {option} of the zoo "
-                    f"model {model.name!r} is used; pass `{option}=` (this default goes in "
-                    "the next release)",
-                    DeprecationWarning,
-                    stacklevel=3,
-                )
-                return value
-    return None
-
-
-GENERIC_EXPORTER = "keras_seqmodels.export.generic:export_model"
-
-
-def exporter_for(name, format="savedmodel", default=None):
-    """The export function of zoo model ``name`` for ``format``: the one its
-    spec names, else ``default`` (the generic SavedModel exporter if ``None``).
-
-    ``keras_seqmodels.export.exporter_for`` is this function; a zoo task's
-    ``export`` and the CLI's ``seqmodels export NAME`` use it.
-
-    Args:
-        name: a zoo model name, or ``None`` for the generic exporter.
-        format: a key of ``keras_seqmodels.export.FORMATS``.
-        default: what to return where the spec names no exporter for ``format``.
-
-    Returns:
-        A function ``(model, directory, **options)``; for a model whose spec
-        has ``export_options`` (e.g. its shipped vocabulary), its SavedModel
-        exporter wrapped to pass them unless the caller gives them.
-
-    Example:
-
-    >>> exporter_for(None).__name__
-    'export_model'
-    """
-    from keras_seqmodels.utils.references import resolve
-
-    found = _specs().get(name)
-    exporter = None if found is None else found.exporter(format)
-    if exporter is None:
-        return resolve(GENERIC_EXPORTER) if default is None else default
-    if found.export_options is None or format != "savedmodel":
-        return exporter
-
-    @functools.wraps(exporter)
-    def with_defaults(model, directory, **options):
-        defaults = {k: v for k, v in found.default_export_options().items() if k not in options}
-        return exporter(model, directory, **defaults, **options)
-
-    return with_defaults
-
-
 def package_name(name):
     """Module name of the folder of zoo model ``name``.
 
@@ -171,17 +107,3 @@ def package_name(name):
     'keras_seqmodels.zoo.models....'
     """
     return spec(name).package
-
-
-def __getattr__(attribute):
-    """``MODEL_PACKAGES``, the former hand-kept table (one release, with a warning)."""
-    if attribute != "MODEL_PACKAGES":
-        raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
-    warnings.warn(
-        "keras_seqmodels.zoo.models.MODEL_PACKAGES is replaced by "
-        "keras_seqmodels.zoo.models.specs() (each folder declares its model); "
-        "the old name goes in the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return {name: s.package.rpartition(".")[2] for name, s in _specs().items()}

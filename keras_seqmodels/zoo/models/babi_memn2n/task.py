@@ -74,7 +74,9 @@ class QuestionAnsweringTask(Task):
         scores = np.asarray(self.model.predict_on_batch(self.encode(inputs)))
         return [self.vocabulary[int(i)] for i in scores.argmax(-1)]
 
-    def export_options(self):
+    def export_options(self, format="savedmodel"):
+        if format != "savedmodel":
+            return {}
         return {"vocabulary": self.vocabulary, "memory_size": self.memory_size}
 
 

@@ -64,7 +64,9 @@ class LanguageModelTask(Task):
         return " ".join(sample(self.model, self.vocabulary, str(prompt), length,
                                temperature, seed))  # fmt: skip
 
-    def export_options(self):
+    def export_options(self, format="savedmodel"):
+        if format != "savedmodel":
+            return {}
         return {"vocabulary": self.vocabulary}
 
 
