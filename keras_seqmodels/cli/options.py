@@ -63,3 +63,24 @@ def positive_float(high=None):
 positive_int = int_range(1)
 beam_size = int_range(1, MAX_BEAM)
 seed = int_range(0, 2**32 - 1)
+
+
+def require_tensorflow():
+    """Refuse to run, in one line, under a Keras backend other than TensorFlow.
+
+    The text models of the zoo (the translator, the tagger, the sentiment
+    classifier) read strings with TensorFlow ops inside the model, which
+    JAX and PyTorch arrays cannot hold; their commands call this before
+    loading one.
+    """
+    import keras
+
+    from keras_seqmodels.utils.errors import UserError
+
+    backend = keras.config.backend()
+    if backend != "tensorflow":
+        raise UserError(
+            f"this command needs the TensorFlow backend (its model reads text with "
+            f"TensorFlow string ops) and Keras is running on {backend!r}; run it with "
+            "KERAS_BACKEND=tensorflow"
+        )

@@ -76,6 +76,9 @@ def _sentiment(args):
         keep.append(number - 1)
     if not trees:
         return 0
+    from keras_seqmodels.cli.options import require_tensorflow
+
+    require_tensorflow()
     model = _load_model(args)
     progress = (
         _Progress(len(trees), stream=sys.stderr) if from_file and not args.quiet else None

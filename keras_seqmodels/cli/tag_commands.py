@@ -72,6 +72,9 @@ def _run(args):
     progress = (
         _Progress(len(keep), stream=sys.stderr) if from_file and not args.quiet else None
     )
+    from keras_seqmodels.cli.options import require_tensorflow
+
+    require_tensorflow()
     model = load_tagger(args.model, args.model_path)
     out = [""] * len(lines)
     for start in range(0, len(keep), args.batch_size):

@@ -54,7 +54,9 @@ def _translate(args):
     if not lines:
         return 0
     from keras_seqmodels import zoo
+    from keras_seqmodels.cli.options import require_tensorflow
 
+    require_tensorflow()
     task = zoo.load(args.model)
     progress = _Progress(len(lines)) if show_progress and not args.quiet else None
     out = task.predict_batch(lines, args.beam, args.batch_size, progress)
