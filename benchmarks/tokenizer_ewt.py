@@ -1,6 +1,7 @@
 """How closely `seqmodels tag`'s tokenizer matches UD English EWT's tokens.
 
     python benchmarks/tokenizer_ewt.py [--data-dir ../shared/data] [--split dev]
+    python benchmarks/tokenizer_ewt.py --tag [--split dev] [--served DIR]
 
 Tokenises the raw text of each sentence (its ``# text =`` line) with
 ``keras_seqmodels.data.tokenize.tokenize`` and with a whitespace split, and
@@ -8,6 +9,14 @@ compares the tokens with the treebank's syntactic words (the integer-id rows):
 the share of sentences split exactly as the treebank does, and token precision,
 recall and F1 (a token is right when its character span, spaces removed,
 matches a word's). Use dev: the test split is kept for the tagger's card.
+
+With ``--tag``, the zoo's UPOS tagger end to end: the gold words joined by
+spaces go in as raw text (``ud-ewt-upos``'s task, which tokenises them), and a
+gold word counts as right when one token covers it exactly and that token's
+tag is the gold UPOS; printed with the share of words no token covers and the
+accuracy on gold tokens (``pretokenized=True``) for comparison. ``--served
+DIR`` scores a SavedModel written by ``seqmodels export ud-ewt-upos DIR``
+instead of the task (its in-graph tokenizer).
 """
 
 import argparse
@@ -16,9 +25,10 @@ import os
 from keras_seqmodels.data.tokenize import tokenize
 
 
-def sentences(path):
-    """``(raw text, [words])`` of each sentence of a CoNLL-U file."""
-    text, words = None, []
+def sentences(path, with_tags=False):
+    """``(raw text, [words])`` of each sentence of a CoNLL-U file
+    (``(raw text, [words], [UPOS])`` with ``with_tags``)."""
+    text, words, tags = None, [], []
     with open(path, encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
@@ -26,12 +36,13 @@ def sentences(path):
                 text = line[len("# text = "):]
             elif not line:
                 if text is not None:
-                    yield text, words
-                text, words = None, []
+                    yield (text, words, tags) if with_tags else (text, words)
+                text, words, tags = None, [], []
             elif not line.startswith("#"):
                 cols = line.split("\t")
                 if cols[0].isdigit():
                     words.append(cols[1])
+                    tags.append(cols[3])
 
 
 def spans(tokens):
@@ -55,12 +66,73 @@ def score(pairs, split):
     return exact / len(pairs), p, r, 2 * p * r / (p + r)
 
 
+def covered(tokens, words):
+    """For each word, the index of the token spanning exactly it, else None
+    (spans counted without spaces)."""
+    starts, pos = {}, 0
+    for i, t in enumerate(tokens):
+        starts[(pos, pos + len(t))] = i
+        pos += len(t)
+    out, pos = [], 0
+    for w in words:
+        out.append(starts.get((pos, pos + len(w))))
+        pos += len(w)
+    return out
+
+
+def tag_end_to_end(triples, served=None, batch=64):
+    """``(right, uncovered, gold_right, words)`` for the zoo tagger on
+    whitespace-joined gold words (see the module docstring)."""
+    from keras_seqmodels import zoo
+
+    task = zoo.load("ud-ewt-upos")
+    texts = [" ".join(words) for _, words, _ in triples]
+    if served is None:
+        rows = []
+        for i in range(0, len(texts), batch):
+            part = texts[i : i + batch]
+            rows += list(zip([task.tokenize(t) for t in part], task.predict(part)))
+    else:
+        import tensorflow as tf
+
+        serve = tf.saved_model.load(served).signatures["serving_default"]
+        rows = []
+        for i in range(0, len(texts), batch):
+            out = serve(text=tf.constant(texts[i : i + batch]))
+            for toks, tags in zip(out["tokens"].numpy(), out["tags"].numpy()):
+                toks = [t.decode("utf-8") for t in toks if t]
+                rows.append((toks, [t.decode("utf-8") for t in tags[: len(toks)]]))
+    gold_tags = []
+    for i in range(0, len(texts), batch):
+        gold_tags += task.predict(texts[i : i + batch], pretokenized=True)
+    right = uncovered = gold_right = total = 0
+    for (_, words, gold), (tokens, tags), on_gold in zip(triples, rows, gold_tags):
+        for g, index, t in zip(gold, covered(tokens, words), on_gold):
+            total += 1
+            uncovered += index is None
+            right += index is not None and tags[index] == g
+            gold_right += t == g
+    return right, uncovered, gold_right, total
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default="../shared/data")
     parser.add_argument("--split", default="dev", choices=["train", "dev", "test"])
+    parser.add_argument("--tag", action="store_true",
+                        help="score the zoo's UPOS tagger end to end (see above)")
+    parser.add_argument("--served", help="with --tag: a SavedModel of ud-ewt-upos to score")
     args = parser.parse_args(argv)
     path = os.path.join(args.data_dir, "ud_english_ewt", f"en_ewt-ud-{args.split}.conllu")
+    if args.tag:
+        right, uncovered, gold_right, total = tag_end_to_end(
+            list(sentences(path, with_tags=True)), args.served
+        )
+        source = f"served {args.served}" if args.served else "task"
+        print(f"UD English EWT {args.split}: {total} words, tagger from raw text ({source})")
+        print(f"UPOS end to end {right / total:.2%}  words no token covers {uncovered} "
+              f"({uncovered / total:.2%})  UPOS on gold tokens {gold_right / total:.2%}")
+        return
     pairs = list(sentences(path))
     print(f"UD English EWT {args.split}: {len(pairs)} sentences")
     for name, split in (("tokenize", tokenize), ("whitespace", str.split)):

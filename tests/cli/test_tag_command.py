@@ -15,6 +15,9 @@ SENTENCES = [
     "Mr. Smith's dog barked at 3.5 cats in the U.S. -- really?!",
     "Write to john.doe@example.com or see www.example.com.",
     "Don't worry, I'm gonna be fine.",
+    # UD English EWT's conventions for web and e-mail text.
+    "it's 01-Feb-02 :) so e-mail bob@ENRON or call 713-853-3989 ** now",
+    "See alt.animals.cat b/c J. Smith's anti-war post.? Yes :-(",
 ]
 
 
