@@ -26,4 +26,4 @@ PERMUTED_CONFIG = dict(CONFIG, permutation_seed=0)
 VALID_SIZE = 5000  # held out from the 60,000 training images
 SPLIT_SEED = 0
 PIXELS = 784
-SMOKE_SIZES = {"train": 64, "validation": 32, "test": 32}
+SMOKE_SIZES = {"train": 32, "validation": 16, "test": 16}

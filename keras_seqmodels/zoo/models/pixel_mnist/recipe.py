@@ -68,11 +68,16 @@ def compile_options(config):
         config["learning_rate"], weight_decay=config["weight_decay"], clipnorm=config["clipnorm"]
     )
     optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY))
-    return dict(
+    options = dict(
         optimizer=optimizer,
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )
+    if keras.backend.backend() == "jax":
+        # Compiled also in a smoke run: op by op, JAX runs a step over 784
+        # pixels several times slower than it compiles and runs it.
+        options["jit_compile"] = True
+    return options
 
 
 def callbacks(config, work_dir, train):

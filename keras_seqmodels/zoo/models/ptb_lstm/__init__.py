@@ -1,5 +1,7 @@
 """The zoo models ``ptb-lstm`` (2 x 650) and ``ptb-lstm-small`` (2 x 200): one
-network, task and recipe at two sizes; their specs (task, recipe, exporter,
+network, task and recipe at two sizes; ``ptb-mingru``: the same data, stream
+and task with linear-recurrence blocks at ptb-lstm's parameter count
+(``scan_network``, ``scan_recipe``); their specs (task, recipe, exporter,
 card)."""
 
 from keras_seqmodels.zoo.model_spec import ModelSpec
@@ -20,6 +22,12 @@ SPECS = (
     ModelSpec(
         name="ptb-lstm-small",
         recipe=".small_recipe",
+        serving="'text' strings -> 'next_word', 'next_word_logits', 'log_likelihood'",
+        **_SHARED,
+    ),
+    ModelSpec(
+        name="ptb-mingru",
+        recipe=".scan_recipe",
         serving="'text' strings -> 'next_word', 'next_word_logits', 'log_likelihood'",
         **_SHARED,
     ),
