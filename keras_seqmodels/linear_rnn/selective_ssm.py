@@ -131,6 +131,11 @@ class SelectiveSSM(LinearRecurrent):
         name = type(self).__name__
         self.state_size = validation.check_positive_int(name, "state_size", state_size)
         if dt_rank != "auto":
+            if not validation.is_int(dt_rank) or dt_rank <= 0:
+                raise ValueError(
+                    f'{name}: `dt_rank` must be a positive integer or "auto". '
+                    f"Received: dt_rank={dt_rank!r}"
+                )
             dt_rank = validation.check_positive_int(name, "dt_rank", dt_rank)
         self.dt_rank = dt_rank
         self.dt_min = validation.check_positive_float(name, "dt_min", dt_min)
