@@ -17,7 +17,10 @@ Every task has the same four members:
   the training data), ``metrics``, ``intended_use``, ``limits``, ``card``.
 """
 
+import functools
+
 from keras_seqmodels.zoo import api
+from keras_seqmodels.zoo import inputs as zoo_inputs
 
 INFO_FIELDS = (
     "task", "domain", "data", "license", "metrics", "intended_use", "limits", "card",
@@ -60,6 +63,28 @@ class Task:
     >>> sorted(task.info) == sorted(("name",) + INFO_FIELDS)
     True
     """
+
+    # The Python values ``predict`` takes (``keras_seqmodels.zoo.inputs``):
+    # "text", "array" or "pair", and the expected form its errors name
+    # (default: the kind's). Anything else is an InputError before any model
+    # runs, in every subclass's ``predict`` and ``predict_batch`` alike.
+    input_kind = "text"
+    input_expected = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for method in ("predict", "predict_batch"):
+            if method in cls.__dict__:
+                setattr(cls, method, _checked(cls.__dict__[method], method == "predict_batch"))
+
+    def check_inputs(self, inputs, batch=False):
+        """``inputs`` as ``predict`` (``batch``: ``predict_batch``) uses them,
+        or an ``InputError`` for a value not of the task's ``input_kind``."""
+        problem, value = zoo_inputs.check(self.input_kind, inputs, batch)
+        if problem is not None:
+            expected = self.input_expected or zoo_inputs.EXPECTED[self.input_kind]
+            raise InputError(self.name, problem, expected)
+        return value
 
     def __init__(self, name, model=None):
         entry = api.info(name)
@@ -138,6 +163,24 @@ def _spec(name):
     from keras_seqmodels.zoo.models import specs
 
     return specs().get(name)
+
+
+def _checked(method, batch):
+    """``method`` (a task's ``predict`` or ``predict_batch``) with its inputs
+    checked by ``check_inputs`` first."""
+    if getattr(method, "checks_inputs", False):
+        return method
+
+    @functools.wraps(method)
+    def checked(self, inputs, *args, **kwargs):
+        return method(self, self.check_inputs(inputs, batch), *args, **kwargs)
+
+    checked.checks_inputs = True
+    return checked
+
+
+Task.predict = _checked(Task.predict, batch=False)
+Task.predict_batch = _checked(Task.predict_batch, batch=True)
 
 
 def task_class(name):

@@ -118,3 +118,119 @@ def test_cli_reports_an_input_error_as_a_usage_error():
     code, message = describe_error(InputError("ntm-copy", "sequence 0 has the value 2", "bits"))
     assert code == 2
     assert message == "ntm-copy predict: sequence 0 has the value 2; expected bits"
+
+
+# Any Python value that is not of a task's input kind -----------------------
+
+NOT_NUMBERS = st.one_of(st.none(), st.text(max_size=4), st.binary(max_size=4), st.complex_numbers())
+NOT_TEXT = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.binary(max_size=6),
+    st.lists(st.text(max_size=4), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2),
+)
+WRONG_DTYPE = st.sampled_from(["int64", "float32", "bool", "S3", "complex64", "object"])
+
+
+def _array_of(dtype, shape):
+    values = np.zeros(shape, dtype)
+    if dtype == "object":
+        values.flat[0] = None
+    return values
+
+
+def _with_one(good, bad, where):
+    items = list(good)
+    items.insert(where % (len(items) + 1), bad)
+    return items
+
+
+def _invalid(kind):
+    """Values that are not of ``kind`` (``keras_seqmodels.zoo.inputs``)."""
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.binary(max_size=6)
+    )
+    shapes = st.lists(st.integers(1, 3), min_size=1, max_size=3).map(tuple)
+    if kind == "text":
+        lists = st.builds(_with_one, st.lists(st.text(max_size=6), max_size=3), NOT_TEXT,
+                          st.integers(0, 3))  # fmt: skip
+        arrays = st.builds(_array_of, WRONG_DTYPE, shapes)
+        return st.one_of(scalars, st.dictionaries(st.text(max_size=3), st.text(), max_size=2),
+                         lists, lists.map(lambda x: [x]), arrays)  # fmt: skip
+    if kind == "array":
+        rows = st.lists(st.floats(0, 1), min_size=1, max_size=3)
+        lists = st.builds(_with_one, rows, NOT_NUMBERS, st.integers(0, 3))
+        arrays = st.builds(_array_of, st.sampled_from(["S3", "U3", "complex64", "object"]), shapes)
+        return st.one_of(st.none(), st.text(max_size=6), st.binary(max_size=6), st.integers(),
+                         st.floats(allow_nan=True), st.dictionaries(st.text(max_size=3),
+                         st.integers(), max_size=2), lists, lists.map(lambda x: [x]),
+                         arrays)  # fmt: skip
+    pairs = st.tuples(st.text(min_size=1, max_size=6), st.text(min_size=1, max_size=6))
+    bad_items = st.one_of(scalars, st.lists(st.integers(), max_size=3), st.tuples(st.integers()))
+    lists = st.builds(_with_one, st.lists(pairs, max_size=2), bad_items, st.integers(0, 2))
+    arrays = st.builds(_array_of, WRONG_DTYPE, shapes)
+    return st.one_of(scalars, lists, arrays)
+
+
+def _every_task():
+    from keras_seqmodels.zoo.models import specs
+    from keras_seqmodels.zoo.task import task_class
+
+    return [(name, task_class(name).input_kind) for name in sorted(specs())]
+
+
+@pytest.mark.parametrize("name, kind", _every_task())
+def test_every_task_refuses_any_value_not_of_its_input_kind(tasks, name, kind):
+    from keras_seqmodels.zoo.task import task_class
+
+    if name in zoo.list_models():
+        task = tasks(name)
+    else:  # declared, not shipped yet: its class refuses before any model runs
+        task = task_class(name).__new__(task_class(name))
+        task.name = name
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=FIXTURE_OK)
+    @given(value=_invalid(kind), batch=st.booleans())
+    def refused(value, batch):
+        with pytest.raises(InputError) as info:
+            (task.predict_batch if batch else task.predict)(value)
+        message = str(info.value)
+        assert message.startswith(f"{name} predict: ") and "; expected " in message
+        assert "\n" not in message
+
+    refused()
+
+
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        (None, "None"),
+        (5, "the number 5"),
+        (b"bytes", "bytes (decode them to str first)"),
+        (["A man.", ["nested"]], "item 1 is a list"),
+        (np.zeros(3), "a NumPy array of dtype float64 and shape (3,)"),
+        ({"a": 1}, "a dict"),
+    ],
+)
+def test_text_tasks_name_what_they_received(tasks, value, problem):
+    message = _refused(tasks("ud-ewt-upos"), value, problem)
+    assert message.endswith("expected a string or a list of strings")
+
+
+def test_array_and_pair_tasks_name_what_they_received(tasks):
+    _refused(tasks("mnist-renet"), None, "None")
+    _refused(tasks("mnist-renet"), np.full((28, 28), "1"), "values of dtype <U1")
+    _refused(tasks("ntm-copy"), [[0, 1, None]], "not numbers of one shape")
+    _refused(tasks("babi-memn2n"), b"Mary went home.", "bytes")
+    _refused(tasks("babi-memn2n"), 3.5, "the number 3.5")
+
+
+def test_text_tasks_take_iterables_and_string_arrays(tasks):
+    task = tasks("ud-ewt-upos")
+    expected = task.predict(["I eat .", "Hi ."])
+    assert task.predict(("I eat .", "Hi .")) == expected
+    assert task.predict(s for s in ["I eat .", "Hi ."]) == expected
+    assert task.predict(np.array(["I eat .", "Hi ."])) == expected

@@ -21,6 +21,9 @@ class QuestionAnsweringTask(Task):
     recent statements that fit the memory.
     """
 
+    input_kind = "pair"
+    input_expected = EXPECTED
+
     def __init__(self, name, model=None, vocabulary=None):
         super().__init__(name, model)
         if vocabulary is None:

@@ -13,6 +13,9 @@ class DigitTask(Task):
     returns its digit as an ``int``; a batch ``(n, 28, 28)`` gives a list.
     """
 
+    input_kind = "array"
+    input_expected = EXPECTED
+
     def is_single(self, inputs):
         import numpy as np
 

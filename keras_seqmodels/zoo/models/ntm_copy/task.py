@@ -14,6 +14,8 @@ class CopyTask(Task):
     the blank steps are thresholded at 0.5.
     """
 
+    input_kind = "array"
+
     def is_single(self, inputs):
         import numpy as np
 

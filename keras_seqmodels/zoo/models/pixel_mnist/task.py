@@ -16,6 +16,9 @@ class PixelDigitTask(Task):
     ``pixel-mnist-permuted``, applies its fixed permutation).
     """
 
+    input_kind = "array"
+    input_expected = EXPECTED
+
     def is_single(self, inputs):
         import numpy as np
 
