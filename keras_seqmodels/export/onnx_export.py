@@ -21,9 +21,10 @@ only Keras's own LSTM graph). Here the layers are read, not traced:
   product, or none); ``go_backwards`` -> ``direction="reverse"``;
 - ``return_sequences`` (``Y``) or not (``Y_h``), ``return_state``
   (``Y_h``, ``Y_c``), initial states that are model inputs, stacked layers;
-- a mask from ``Embedding(mask_zero=True)`` or ``Masking`` -> the nodes'
-  ``sequence_lens`` (the number of unmasked steps per row: exact for
-  right-padded rows, the usual case; a mask with holes is not expressible).
+- a mask from ``Embedding(mask_zero=True)``, ``Masking`` or a merge ->
+  each row's unmasked steps moved to its front and counted as the nodes'
+  ``sequence_lens``, the outputs read back at Keras's steps
+  (``onnx_steps``): exact for every mask, left padding and holes too.
 
 Around them: ``InputLayer``, ``Embedding`` and ``ReversibleEmbedding``
 (``Gather``; the reverse call a ``MatMul`` by the transposed matrix),
@@ -40,7 +41,8 @@ batch and an unknown number of steps are symbolic dimensions of the graph.
 
 The converters live beside this module, one concern each: ``onnx_graph``
 (the graph under construction and its values), ``onnx_activations``,
-``onnx_recurrent`` (the recurrent nodes), ``onnx_layers`` (the other
+``onnx_recurrent`` (the recurrent nodes), ``onnx_steps`` (their input and
+outputs under a mask), ``onnx_layers`` (the other
 layers) and ``onnx_ops`` (the mask operations of a functional graph). This
 module walks the model and dispatches each layer call to them.
 
@@ -51,8 +53,8 @@ Example:
 ...                           ks.layers.Recurrent(ks.cells.LSTMCell(4))])
 >>> path = ks.export.to_onnx(model, os.path.join(tempfile.mkdtemp(), "m.onnx"))
 >>> import onnx
->>> [node.op_type for node in onnx.load(path).graph.node]
-['Transpose', 'LSTM', 'Squeeze', 'Identity']
+>>> [node.op_type for node in onnx.load(path).graph.node].count("LSTM")
+1
 """
 
 import inspect
@@ -87,9 +89,10 @@ def _bind(layer, args, kwargs):
     return dict(bound.arguments)
 
 
-def _convert_layer(g, layer, args, kwargs):
+def _convert_layer(g, layer, args, kwargs, recorded=False):
     """The ONNX form of one layer call: returns the outputs as ``_Tensor`` s,
-    in Keras's output structure."""
+    in Keras's output structure. ``recorded``: a call of a functional
+    model's graph, whose arguments say which mask Keras passed."""
     import keras
 
     from keras_seqmodels.layers import Bias, Bidirectional, FourDirectional2D, Recurrent
@@ -101,10 +104,15 @@ def _convert_layer(g, layer, args, kwargs):
     inputs = [v for v in call.values() if isinstance(v, _Tensor)]
     x = next(iter(call.values()))
     mask = call.pop("mask", None)
+    masked = True
     if isinstance(mask, _Tensor) and isinstance(x, _Tensor):
         # A functional model passes each layer its mask, computed by ops of
         # the graph (converted by onnx_ops); a Sequential one leaves it to us.
         x = _Tensor(x.name, x.shape, g.lens_of(mask, layer.name), x.dtype)
+    elif recorded and mask is None:
+        # Keras passes a call its input's mask only when it has one tensor
+        # argument: a recurrent layer given initial_state reads every step.
+        masked = False
 
     if isinstance(layer, keras.Model):
         return _walk(g, layer, x if isinstance(x, (list, tuple)) else [x])
@@ -116,8 +124,8 @@ def _convert_layer(g, layer, args, kwargs):
         if states is not None and not all(isinstance(s, _Tensor) for s in states):
             raise _unsupported(layer, "`initial_state` must be model tensors (Keras inputs)")
         if isinstance(layer, bidirectional):
-            return _convert_bidirectional(g, layer, x, states)
-        return _convert_recurrent(g, layer, x, states)
+            return _convert_bidirectional(g, layer, x, states, masked)
+        return _convert_recurrent(g, layer, x, states, masked)
     kind = type(layer)
     identity = (
         keras.layers.Dropout,
@@ -190,7 +198,7 @@ def _walk(g, model, inputs):
             x = _convert_layer(g, layer, (x,), {})
         return [x] if isinstance(x, _Tensor) else list(x)
     outputs = _compat.run_functional_graph(
-        model, inputs, lambda op, *args, **kwargs: _convert_layer(g, op, args, kwargs)
+        model, inputs, lambda op, *args, **kwargs: _convert_layer(g, op, args, kwargs, True)
     )
     return list(keras.tree.flatten(outputs))
 

@@ -5,11 +5,12 @@ converters.
   (one initializer per Keras variable and per int64 value), and ``op``, which
   appends one node and returns its outputs' names;
 - ``_Tensor`` is one value of that graph with its Keras shape, dtype and
-  ``_Lens``: the ``sequence_lens`` its mask stands for, built on first use;
+  ``_Mask``: its Keras mask as a boolean (batch, time) value, built on first
+  use;
 - ``_unsupported`` is the ``ValueError`` for a layer ONNX cannot carry,
   saying why and which formats can;
-- small helpers shared by the converters: a boolean mask to lengths, a value
-  as bool, a concatenation's shape.
+- small helpers shared by the converters: a value as bool, a
+  concatenation's shape.
 """
 
 import numpy as np
@@ -41,10 +42,10 @@ def _unsupported(layer, why=None):
     )
 
 
-class _Lens:
-    """A ``sequence_lens`` (int32, (batch,)) built on first use and shared by
-    the tensors it masks: in a functional model the recurrent layers take
-    their mask from the graph's own mask operations instead."""
+class _Mask:
+    """A Keras mask: a boolean (batch, time) value built on first use and
+    shared by the tensors it masks (in a functional model the recurrent
+    layers take their mask from the graph's own mask operations instead)."""
 
     def __init__(self, build):
         self._build = build
@@ -57,7 +58,7 @@ class _Lens:
 
 
 class _Tensor:
-    """A value of the ONNX graph: its name, its Keras shape, its ``_Lens``
+    """A value of the ONNX graph: its name, its Keras shape, its ``_Mask``
     where the Keras tensor has a mask, and its dtype."""
 
     def __init__(self, name, shape, mask=None, dtype="float32"):
@@ -67,7 +68,8 @@ class _Tensor:
         self.dtype = dtype
 
     @property
-    def lens(self):
+    def mask_name(self):
+        """The boolean (batch, time) mask's name, or None."""
         return None if self.mask is None else self.mask.name()
 
 
@@ -104,10 +106,11 @@ class _Graph:
         return self._weights[key]
 
     def lens_of(self, mask, hint):
-        """The ``_Lens`` of a boolean (batch, time) mask tensor, one per mask."""
-        key = ("lens", mask.name)
+        """The ``_Mask`` of a (batch, time) mask tensor of the graph, one per
+        mask."""
+        key = ("mask", mask.name)
         if key not in self._weights:
-            self._weights[key] = _Lens(lambda: _lens_from_mask(self, _as_bool(self, mask), hint))
+            self._weights[key] = _Mask(lambda: _as_bool(self, mask))
         return self._weights[key]
 
     def ints(self, values, hint="shape"):
@@ -131,11 +134,6 @@ def _numpy(variable):
     import keras
 
     return np.asarray(keras.ops.convert_to_numpy(variable), "float32")
-
-
-def _lens_from_mask(g, mask_bt, hint):
-    as_int = g.op("Cast", [mask_bt], hint, to=6)  # int32
-    return g.op("ReduceSum", [as_int, g.ints([1], "axes1")], f"{hint}/sequence_lens", keepdims=0)
 
 
 def _as_bool(g, t):

@@ -6,21 +6,20 @@ layers (``Concatenate``, ``Add``, ``Subtract``, ``Multiply``, ``Average``,
 ``Maximum``, ``Minimum``), ``Reshape`` and ``Flatten``; and this package's
 ``FourDirectional2D`` and ``CharacterEncoder``, built on bidirectional
 recurrent nodes. Each converter takes the graph, the layer and its input
-``_Tensor`` (s) and returns the output ``_Tensor``, with the ``_Lens`` of
+``_Tensor`` (s) and returns the output ``_Tensor``, with the ``_Mask`` of
 its mask where Keras gives it one.
 """
 
 import numpy as np
 
 from keras_seqmodels.export.onnx_activations import _apply_activation
-from keras_seqmodels.export.onnx_graph import (
-    _concat_shape,
-    _Lens,
-    _lens_from_mask,
-    _Tensor,
-    _unsupported,
+from keras_seqmodels.export.onnx_graph import _concat_shape, _Mask, _Tensor, _unsupported
+from keras_seqmodels.export.onnx_recurrent import (
+    _convert_bidirectional,
+    _direction_state,
+    _recurrent_node,
 )
-from keras_seqmodels.export.onnx_recurrent import _convert_bidirectional, _recurrent_node
+from keras_seqmodels.export.onnx_steps import _Steps
 
 
 def _convert_embedding(g, layer, x, reverse=False):
@@ -41,7 +40,7 @@ def _convert_embedding(g, layer, x, reverse=False):
         return _Tensor(out, x.shape[:-1] + (width,), x.mask)
     table = g.weight(layer.embeddings, f"{hint}/embeddings")
     out = g.op("Gather", [table, x.name], hint, axis=0)
-    lens = x.mask
+    mask = x.mask
     if layer.mask_zero:
         if len(x.shape) != 2:
             raise _unsupported(layer, "mask_zero needs ids of shape (batch, time)")
@@ -50,8 +49,8 @@ def _convert_embedding(g, layer, x, reverse=False):
             ids = g.op("Cast", [x.name], hint, to=7)
             return g.op("Not", [g.op("Equal", [ids, g.ints(0, "zero")], hint)], hint)
 
-        lens = _Lens(lambda: _lens_from_mask(g, nonzero(), hint))
-    return _Tensor(out, x.shape + (layer.output_dim,), lens)
+        mask = _Mask(nonzero)
+    return _Tensor(out, x.shape + (layer.output_dim,), mask)
 
 
 def _convert_dense(g, layer, x):
@@ -73,20 +72,21 @@ def _convert_masking(g, layer, x):
     keep = g.op("Greater", [count, g.const(0.0, "zero_f")], hint)
     out = g.op("Mul", [x.name, g.op("Cast", [keep], hint, to=1)], hint)
 
-    def lens():
-        keep_bt = g.op("Squeeze", [keep, g.ints([-1], "axes_last")], hint)
-        return _lens_from_mask(g, keep_bt, hint)
+    def mask():
+        return g.op("Squeeze", [keep, g.ints([-1], "axes_last")], hint)
 
-    return _Tensor(out, x.shape, _Lens(lens))
+    return _Tensor(out, x.shape, _Mask(mask))
 
 
-def _merged_lens(g, tensors, hint, concatenate=False):
-    # Keras merges masks with a logical or; Concatenate gives an unmasked
-    # input an all-true mask, so then the result is unmasked.
-    lens = [t.lens for t in tensors if t.lens]
-    if not lens or (concatenate and len(lens) < len(tensors)):
-        return None
-    return lens[0] if len(lens) == 1 else g.op("Max", lens, f"{hint}/sequence_lens")
+def _merged_mask(g, tensors, hint):
+    # Keras merges masks with a logical or when every input has one: an
+    # unmasked input makes the result unmasked (Concatenate gives it an
+    # all-true mask, the other merges return no mask).
+    masks = [t.mask_name for t in tensors]
+    out = masks[0]
+    for m in masks[1:]:
+        out = g.op("Or", [out, m], f"{hint}/mask")
+    return out
 
 
 def _convert_merge(g, layer, inputs):
@@ -96,16 +96,17 @@ def _convert_merge(g, layer, inputs):
     names = [t.name for t in inputs]
     concatenate = isinstance(layer, keras.layers.Concatenate)
     masked = any(t.mask is not None for t in inputs)
-    lens = _Lens(lambda: _merged_lens(g, inputs, hint, concatenate)) if masked else None
+    every = all(t.mask is not None for t in inputs)
+    mask = _Mask(lambda: _merged_mask(g, inputs, hint)) if every else None
     shape = inputs[0].shape
     if concatenate:
         axis = layer.axis if layer.axis >= 0 else len(shape) + layer.axis
         if masked and axis != len(shape) - 1:
             raise _unsupported(layer, "masked inputs concatenated along a non-feature axis")
         out = g.op("Concat", names, hint, axis=axis)
-        return _Tensor(out, _concat_shape(inputs, axis), lens)
+        return _Tensor(out, _concat_shape(inputs, axis), mask)
     if isinstance(layer, keras.layers.Subtract):
-        return _Tensor(g.op("Sub", names, hint), shape, lens)
+        return _Tensor(g.op("Sub", names, hint), shape, mask)
     op = {
         keras.layers.Add: "Sum",
         keras.layers.Multiply: "Mul",
@@ -119,7 +120,7 @@ def _convert_merge(g, layer, inputs):
             out = g.op("Mul", [out, n], hint)
     else:
         out = g.op(op, names, hint)
-    return _Tensor(out, shape, lens)
+    return _Tensor(out, shape, mask)
 
 
 def _convert_reshape(g, layer, x):
@@ -185,9 +186,13 @@ def _convert_character_encoder(g, layer, x):
     flat = _reshape(g, x.name, [g.ints([-1]), _shape_of(g, x.name, 2, 3, hint)], hint)
     ids = _Tensor(flat, (None, x.shape[2]), dtype=x.dtype)
     chars = _convert_embedding(g, layer.embedding, ids)
+    steps = _Steps(g, chars, hint)
     _, y_h, _ = _recurrent_node(
-        g, layer, [layer.forward, layer.backward], chars, None, "bidirectional"
+        g, layer, [layer.forward, layer.backward], steps.time_major, steps, None, "bidirectional"
     )
-    both = g.op("Transpose", [y_h], hint, perm=[1, 0, 2])  # (words, 2, units)
+    # Keras's LSTMs without return_sequences: the output at the last
+    # unmasked step read, in each direction (zeros for a word without one).
+    fw, bw = (_direction_state(g, y_h, k, hint, "dir") for k in range(2))
+    both = g.op("Concat", [steps.last(fw), steps.last(bw, reverse=True)], hint, axis=-1)
     out = _reshape(g, both, [_shape_of(g, x.name, 0, 2, hint), g.ints([2 * layer.units])], hint)
     return _Tensor(out, x.shape[:2] + (2 * layer.units,))

@@ -4,36 +4,31 @@
   ``R``, ``B`` and ``P`` (gate blocks reordered, the GRU's reset-after
   biases split) with its activations;
 - ``_recurrent_node`` writes one node for one or two directions, with the
-  initial states and the ``sequence_lens`` of a masked input;
+  initial states, over an input prepared by ``onnx_steps._Steps`` (each
+  row's unmasked steps first, and their number as ``sequence_lens``);
 - ``_convert_recurrent`` (``Recurrent`` and Keras's RNN layers, stacked
   cells one node each) and ``_convert_bidirectional`` (one bidirectional
   node and its merge mode) turn the node's ``Y``, ``Y_h``, ``Y_c`` back
-  into Keras's outputs.
+  into Keras's outputs, at Keras's steps (``_Steps.sequence``, ``last``,
+  ``state``): exact for every mask, also left padding and holes.
 """
 
 import numpy as np
 
 from keras_seqmodels.export.onnx_activations import _rnn_activation
 from keras_seqmodels.export.onnx_graph import _numpy, _Tensor, _unsupported
+from keras_seqmodels.export.onnx_steps import _Steps
+
+# The ONNX node of each cell form (``keras_seqmodels.cells.forms``).
+_NODES = {"lstm": "LSTM", "gru": "GRU", "gru_after": "GRU", "elman": "RNN"}
 
 
 def _cell_kind(cell):
-    """The ONNX node ("LSTM", "GRU", "RNN") of a cell, or None.
+    """The ONNX node ("LSTM", "GRU", "RNN") of a cell, or None: from the form
+    its own class declares (a subclass may change the step), or Keras's."""
+    from keras_seqmodels.cells.forms import cell_form
 
-    Exact classes only: a subclass may change the step."""
-    import keras
-
-    from keras_seqmodels.cells import ElmanCell, GRUCell, LSTMCell
-
-    kinds = {
-        LSTMCell: "LSTM",
-        keras.layers.LSTMCell: "LSTM",
-        GRUCell: "GRU",
-        keras.layers.GRUCell: "GRU",
-        ElmanCell: "RNN",
-        keras.layers.SimpleRNNCell: "RNN",
-    }
-    return kinds.get(type(cell))
+    return _NODES.get(cell_form(cell))
 
 
 def _blocks(matrix, order, units):
@@ -113,9 +108,11 @@ def _state_count(kind):
     return 2 if kind == "LSTM" else 1
 
 
-def _recurrent_node(g, layer, runners, x, states, direction):
-    """One ONNX LSTM/GRU/RNN node over ``x`` for one or two runners (forward,
-    backward). Returns ``(Y, Y_h, Y_c)`` ONNX names (Y_c None but for LSTM)."""
+def _recurrent_node(g, layer, runners, inputs, steps, states, direction):
+    """One ONNX LSTM/GRU/RNN node over the time-major ``inputs`` (of
+    ``steps``: its unmasked steps first) for one or two runners (forward,
+    backward). Returns ``(Y, Y_h, Y_c)`` ONNX names (Y_c None but for LSTM),
+    with the padding row and step of ``steps``."""
     specs = [_cell_weights(layer, _check_runner(layer, r)) for r in runners]
     kind = specs[0][0]
     units = runners[0].cell.units
@@ -141,7 +138,6 @@ def _recurrent_node(g, layer, runners, x, states, direction):
     if any(a[1] is not None for a in acts):
         attrs["activation_alpha"] = [a[1] for a in acts if a[1] is not None]
         attrs["activation_beta"] = [a[2] for a in acts if a[2] is not None]
-    x_tm = g.op("Transpose", [x.name], f"{hint}/time_major", perm=[1, 0, 2])
     inits = ["", ""]
     if states:
         # Keras order: each direction's [h, c]; ONNX: initial_h, initial_c,
@@ -149,12 +145,9 @@ def _recurrent_node(g, layer, runners, x, states, direction):
         n = _state_count(kind)
         per_dir = [states[i * n : (i + 1) * n] for i in range(len(runners))]
         for k in range(n):
-            parts = [
-                g.op("Unsqueeze", [d[k].name, g.ints([0], "axes0")], f"{hint}/state")
-                for d in per_dir
-            ]
+            parts = [steps.initial(d[k].name) for d in per_dir]
             inits[k] = parts[0] if len(parts) == 1 else g.op("Concat", parts, hint, axis=0)
-    inputs = [x_tm, w, r, b, x.lens or "", inits[0]]
+    inputs = [inputs, w, r, b, steps.node_lens, inits[0]]
     if kind == "LSTM":
         inputs += [inits[1], p]
     while inputs[-1] == "":
@@ -204,29 +197,26 @@ def _reverse_time(g, y, hint):
     )
 
 
-def _hold_last_output(g, y, y_h, lens, hint):
-    """Keras RNNs with ``zero_output_for_mask=False`` repeat the last unmasked
-    output at padded steps, where ONNX writes zeros."""
-    shape = g.op("Shape", [y], hint)
-    time = g.op("Gather", [shape, g.ints(1, "one")], hint, axis=0)
-    steps = g.op("Range", [g.ints(0, "zero"), time, g.ints(1, "one")], hint)
-    lens64 = g.op("Cast", [lens], hint, to=7)
-    valid = g.op(
-        "Less",
-        [g.op("Unsqueeze", [steps, g.ints([0], "axes0")], hint),
-         g.op("Unsqueeze", [lens64, g.ints([1], "axes1")], hint)],
-        hint,
-    )  # fmt: skip
-    valid = g.op("Unsqueeze", [valid, g.ints([2], "axes2")], hint)
-    last = g.op("Unsqueeze", [y_h, g.ints([1], "axes1")], hint)
-    return g.op("Where", [valid, y, last], hint)
+def _last_step_only(layer):
+    """Keras's RNN layers with ``zero_output_for_mask=True`` return their
+    output at the last step read, zeros if it is masked."""
+    import keras
+
+    return isinstance(layer, keras.layers.RNN) and bool(layer.zero_output_for_mask)
 
 
-def _convert_recurrent(g, layer, x, states):
+def _unmasked(x, masked):
+    """``x`` as the layer reads it: without its mask where Keras passed none
+    (the outputs keep it, as Keras's do)."""
+    return x if masked else _Tensor(x.name, x.shape, None, x.dtype)
+
+
+def _convert_recurrent(g, layer, x, states, masked=True):
     """``Recurrent`` or a Keras RNN layer: returns Keras's outputs. Stacked
     cells (``StackedCells``, a list of cells) become one node per cell, each
     reading the whole output sequence of the one below: the same numbers as
-    stacking them within each step, in either direction."""
+    stacking them within each step, in either direction. ``masked``: whether
+    the layer reads ``x``'s mask."""
     from types import SimpleNamespace
 
     from keras_seqmodels.cells import StackedCells
@@ -236,30 +226,41 @@ def _convert_recurrent(g, layer, x, states):
     for runner in runners:
         _check_runner(layer, runner)
     batch, hint = x.shape[0], layer.name
-    direction = "reverse" if layer.go_backwards else "forward"
+    backwards = bool(layer.go_backwards)
+    direction = "reverse" if backwards else "forward"
+    steps = _Steps(g, _unmasked(x, masked), hint)
     states = list(states or [])
-    finals, seq = [], x
+    finals, seq = [], steps.time_major
     for k, runner in enumerate(runners):
         n = _state_count(_cell_kind(runner.cell))
         mine, states = states[:n], states[n:]
-        y, y_h, y_c = _recurrent_node(g, layer, [runner], seq, mine, direction)
+        y, y_h, y_c = _recurrent_node(g, layer, [runner], seq, steps, mine, direction)
         units = runner.cell.units
-        finals += [(v, units) for v in (y_h, y_c) if v is not None]
-        if k + 1 < len(runners):  # ONNX's Y is in time order in both directions
-            seq = _Tensor(_sequence_output(g, y, hint), (batch, x.shape[1], units), x.mask)
+        finals += [
+            (v, units, mine[j].name if mine else None)
+            for j, v in enumerate((y_h, y_c))
+            if v is not None
+        ]
+        if k + 1 < len(runners):
+            # ONNX's Y is in time order in both directions, zeros after each
+            # row's unmasked steps: the next node's input as it is.
+            seq = g.op("Squeeze", [y, g.ints([1], "axes1")], hint)
 
     if layer.return_sequences:
-        out = _sequence_output(g, y, f"{hint}/sequences")
-        if layer.go_backwards:
+        zero = bool(getattr(layer, "zero_output_for_mask", False))
+        out = steps.sequence(_sequence_output(g, y, f"{hint}/sequences"), backwards, zero)
+        if backwards:
             out = _reverse_time(g, out, hint)
-        elif x.lens and not getattr(layer, "zero_output_for_mask", True):
-            out = _hold_last_output(g, out, _state_output(g, y_h, f"{hint}/state"), x.lens, hint)
         output = _Tensor(out, (batch, x.shape[1], units), x.mask)
     else:
-        output = _Tensor(_state_output(g, y_h, f"{hint}/state"), (batch, units))
+        last = _state_output(g, y_h, f"{hint}/state")
+        output = _Tensor(steps.last(last, backwards, _last_step_only(layer)), (batch, units))
     if not layer.return_state:
         return output
-    final_states = [_Tensor(_state_output(g, v, f"{hint}/state"), (batch, n)) for v, n in finals]
+    final_states = [
+        _Tensor(steps.state(_state_output(g, v, f"{hint}/state"), start), (batch, n))
+        for v, n, start in finals
+    ]
     return [output] + final_states
 
 
@@ -273,11 +274,13 @@ def _merge(g, mode, a, b, hint):
     return g.op("Mul", [a, b], hint)
 
 
-def _convert_bidirectional(g, layer, x, states):
+def _convert_bidirectional(g, layer, x, states, masked=True):
     """This package's ``Bidirectional`` or Keras's: one bidirectional node.
 
-    ONNX's reverse direction reads each row's first ``sequence_lens`` steps
-    last first, as both wrappers do with a right-padded mask."""
+    ONNX's reverse direction reads each row's unmasked steps (moved to its
+    front by ``_Steps``) last first, as both wrappers do; with
+    ``return_sequences`` both wrappers output zeros at masked steps, without
+    it each direction's output at the last unmasked step it read."""
     fw, bw = layer.forward_layer, layer.backward_layer
     for sub in (fw, bw):
         _check_runner(layer, sub)
@@ -289,18 +292,22 @@ def _convert_bidirectional(g, layer, x, states):
         )
     if getattr(fw, "go_backwards", False):
         raise _unsupported(layer, "its forward layer has go_backwards=True")
-    y, y_h, y_c = _recurrent_node(g, layer, [fw, bw], x, states, "bidirectional")
     hint = layer.name
+    steps = _Steps(g, _unmasked(x, masked), hint)
+    states = list(states or [])
+    y, y_h, y_c = _recurrent_node(
+        g, layer, [fw, bw], steps.time_major, steps, states, "bidirectional"
+    )
     batch, units = x.shape[0], fw.cell.units
     parts = []
-    if layer.return_sequences:
-        for k in range(2):
+    for k in range(2):
+        if layer.return_sequences:
             part = _direction_slice(g, y, 1, k, f"{hint}/dir{k}")
-            part = _sequence_output(g, part, f"{hint}/sequences{k}")
+            part = steps.sequence(_sequence_output(g, part, f"{hint}/sequences{k}"), k == 1)
             parts.append(_Tensor(part, (batch, x.shape[1], units), x.mask))
-    else:
-        for k in range(2):
-            parts.append(_Tensor(_direction_state(g, y_h, k, hint, "dir"), (batch, units)))
+        else:
+            last = steps.last(_direction_state(g, y_h, k, hint, "dir"), k == 1)
+            parts.append(_Tensor(last, (batch, units)))
     mode = layer.merge_mode
     mode = {"ave": "mean", "mul": "product"}.get(mode, mode)
     if mode is None:
@@ -312,9 +319,11 @@ def _convert_bidirectional(g, layer, x, states):
         outputs = [_Tensor(merged, a.shape[:-1] + (width,), a.mask)]
     if not layer.return_state:
         return outputs[0] if len(outputs) == 1 else outputs
+    n = len(states) // 2
     fw_states, bw_states = [], []
     for k, target in enumerate((fw_states, bw_states)):
-        for value in (y_h, y_c):
-            if value is not None:
-                target.append(_Tensor(_direction_state(g, value, k, hint, "state"), (batch, units)))
+        for j, value in enumerate(v for v in (y_h, y_c) if v is not None):
+            start = states[k * n + j].name if states else None
+            final = steps.state(_direction_state(g, value, k, hint, "state"), start)
+            target.append(_Tensor(final, (batch, units)))
     return outputs + fw_states + bw_states
