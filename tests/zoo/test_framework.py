@@ -11,25 +11,16 @@ import sys
 import textwrap
 import zipfile
 
+import keras
 import numpy as np
 import pytest
 
 from keras_seqmodels.cli.main import main
 from keras_seqmodels.zoo import framework
+from keras_seqmodels.zoo.framework import smoke
 from keras_seqmodels.zoo.models import specs
 
 PORTED = sorted(specs())  # every zoo model
-# Options that shrink a network for its smoke run (the shipped sizes are the defaults).
-SMALL = {
-    "multi30k-en-de": ["--embedding-dim", "8", "--encoder-units", "8", "--decoder-units", "8",
-                       "--batch-size", "4", "--beam", "1"],
-    "ptb-lstm": ["--units", "8", "--batch-size", "4", "--bptt", "5"],
-    "ptb-lstm-small": ["--units", "8", "--batch-size", "4", "--bptt", "5"],
-    "ud-ewt-upos": ["--units", "8", "--word-dim", "8", "--char-dim", "4", "--char-units", "4"],
-    "sst-treelstm": ["--units", "8", "--embed-dim", "8", "--skipgram-s", "5"],
-    "babi-memn2n": ["--embed-dim", "8", "--ls-max-epochs", "1"],
-}  # fmt: skip
-
 # A tiny model, the same for the in-process and the subprocess tests.
 TINY = textwrap.dedent(
     """
@@ -88,20 +79,75 @@ def _optimizer_variables(path):
 
 @pytest.mark.parametrize("name", PORTED)
 def test_smoke_training_selects_a_checkpoint_and_evaluates_it(name, tmp_path, capsys):
+    # `--smoke` alone, at the model's own sizes: what a user runs to test the path.
     work = tmp_path / "run"
-    small = SMALL.get(name, [])
-    argv = ["--smoke", "--epochs", "1", "--work-dir", str(work), "--verbose", "0", *small]
+    argv = ["--smoke", "--work-dir", str(work), "--verbose", "0"]
     assert main(["train", name, *argv]) == 0
     record = json.loads((work / "best.json").read_text())
-    assert record["epoch"] == 1 and np.isfinite(record["value"])
+    assert record["epoch"] in range(1, smoke.EPOCHS + 1) and np.isfinite(record["value"])
+    with open(work / "history.csv", encoding="utf-8") as f:
+        assert len(list(csv.DictReader(f))) == smoke.EPOCHS
     model = work / f"{name}.keras"  # what ships: packaged, without optimizer state
     assert not _optimizer_variables(model)
     assert _optimizer_variables(work / "best.keras")  # the checkpoint keeps them
     capsys.readouterr()
-    argv = ["--smoke", "--split", "validation", "--model", str(model), *small]
+    argv = ["--smoke", "--split", "validation", "--model", str(model)]
     assert main(["evaluate", name, *argv]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["model"] == name and result["split"] == "validation" and len(result) > 2
+
+
+class _Buckets(keras.utils.PyDataset):
+    """Batches of two widths, alternating, counting the batches read."""
+
+    def __init__(self, count):
+        super().__init__()
+        self.count, self.reads, self.ends = count, [], 0
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, i):
+        self.reads.append(i)
+        width = 4 if i % 2 == 0 else 6
+        return np.full((2, width), i, "float32"), np.zeros((2, 1), "float32")
+
+    def on_epoch_end(self):
+        self.ends += 1
+
+
+def test_smoke_cuts_every_kind_of_data_to_a_few_batches_of_one_shape():
+    x, y = np.arange(100.0).reshape(50, 2), np.arange(50.0)
+    cut_x, cut_y = smoke.cut("m", "train", (x, y), batch_size=4)
+    assert len(cut_x) == len(cut_y) == smoke.BATCHES * 4
+    np.testing.assert_array_equal(cut_x, x[: smoke.BATCHES * 4])
+    source = _Buckets(10)
+    cut = smoke.cut("m", "train", source, batch_size=2)
+    assert len(cut) == smoke.BATCHES
+    batches = [cut[i][0] for i in range(len(cut))]
+    assert {b.shape for b in batches} == {(2, 4)}  # one shape: one trace
+    assert [int(b[0, 0]) for b in batches] == [0, 2, 4][: smoke.BATCHES]
+    cut.on_epoch_end()
+    assert source.ends == 1  # the recipe's epoch hook still runs
+    assert smoke.cut("m", "validation", None, 2) is None
+
+
+def test_smoke_refuses_data_without_a_batch_naming_the_model():
+    with pytest.raises(
+        ValueError, match=r"ptb-x: the --smoke train data is a PyDataset of length 0"
+    ):
+        smoke.cut("ptb-x", "train", _Buckets(0), 2)
+    with pytest.raises(ValueError, match="validation data is 0 rows"):
+        smoke.cut("m", "validation", (np.zeros((0, 3)), np.zeros(0)), 2)
+
+
+def test_smoke_runs_its_own_epochs_unless_epochs_is_given():
+    from keras_seqmodels.zoo.framework import arguments
+
+    assert arguments.parse(TINY_RECIPE, "train", ["--smoke"]).epochs == smoke.EPOCHS
+    assert arguments.parse(TINY_RECIPE, "train", ["--smoke", "--epochs", "3"]).epochs == 3
+    assert arguments.parse(TINY_RECIPE, "train", []).epochs == TINY_RECIPE.config["epochs"]
+    assert arguments.parse(TINY_RECIPE, "evaluate", ["--smoke"]).epochs == smoke.EPOCHS
 
 
 def test_help_lists_the_common_options(capsys):
@@ -336,6 +382,7 @@ JAX_SCRIPT = TINY + textwrap.dedent(
     import json, sys
     import keras
     from keras_seqmodels.zoo import framework
+from keras_seqmodels.zoo.framework import smoke
 
     seen = {}
     def build_and_record(config):

@@ -6,6 +6,7 @@ import math
 import os
 
 from keras_seqmodels.training.distribute import STRATEGIES
+from keras_seqmodels.zoo.framework import smoke
 
 DATA_ENV = "KERAS_SEQMODELS_DATA"
 SPLITS = ("validation", "test")
@@ -188,7 +189,9 @@ def parser_for(recipe, action):
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="a few generated or fixture examples (a test of the path)",
+        help="a test of the whole path in seconds: a few generated or fixture "
+        f"examples, {smoke.EPOCHS} epochs (unless --epochs) of at most "
+        f"{smoke.BATCHES} batches",
     )
     parser.add_argument(
         "--verbose",
@@ -267,6 +270,19 @@ def parser_for(recipe, action):
     for key, default in config.items():
         _option(parser, key, default)
     return parser
+
+
+def parse(recipe, action, argv):
+    """``argv`` parsed by ``parser_for(recipe, action)``; with ``--smoke`` and
+    no ``--epochs``, the smoke run's epochs (``smoke.EPOCHS``), not the
+    model's."""
+    parser = parser_for(recipe, action)
+    # An attribute already in the namespace is not replaced by its default,
+    # so None here means that --epochs was not given.
+    args = parser.parse_args(list(argv), namespace=argparse.Namespace(epochs=None))
+    if args.epochs is None:
+        args.epochs = smoke.EPOCHS if args.smoke else parser.get_default("epochs")
+    return args
 
 
 def config_of(recipe, args):

@@ -14,7 +14,7 @@ import keras
 from keras_seqmodels.training.fault_tolerance import AtomicBackupAndRestore
 from keras_seqmodels.utils.loading import load_model_file
 from keras_seqmodels.utils.weights_dtype import store_weights_as
-from keras_seqmodels.zoo.framework import arguments, distribution, ensemble
+from keras_seqmodels.zoo.framework import arguments, distribution, ensemble, smoke
 from keras_seqmodels.zoo.framework.callbacks import (
     BestCheckpoint,
     Clock,
@@ -25,7 +25,7 @@ from keras_seqmodels.zoo.framework.callbacks import (
 
 def main(recipe, action, argv):
     """Parse ``argv`` for ``action`` (``"train"``/``"evaluate"``) and run it."""
-    args = arguments.parser_for(recipe, action).parse_args(list(argv))
+    args = arguments.parse(recipe, action, argv)
     return train(recipe, args) if action == "train" else evaluate(recipe, args)
 
 
@@ -331,6 +331,11 @@ def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
     keras.utils.set_random_seed(config["seed"])
     train_data = recipe.load_data(data_dir, "train", args.smoke, config)
     validation = recipe.load_data(data_dir, "validation", args.smoke, config)
+    fit_data = train_data
+    if args.smoke:  # a few batches, whatever the model's sizes (callbacks see all)
+        batch = config.get("batch_size", args.batch_size)
+        fit_data = smoke.cut(recipe.name, "train", train_data, batch)
+        validation = smoke.cut(recipe.name, "validation", validation, batch)
     with distribution.scope(args, strategy) as setup:
         model = recipe.build_model(config)
         options = _compile_options(recipe, config)
@@ -362,7 +367,7 @@ def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
             log_dir = os.path.join(args.tensorboard, "" if run == "." else run)
             callbacks.append(keras.callbacks.TensorBoard(log_dir=log_dir))
         model.fit(
-            **setup.fit_inputs(train_data, shuffle=True, seed=config["seed"]),
+            **setup.fit_inputs(fit_data, shuffle=True, seed=config["seed"]),
             validation_data=setup.validation_data(validation),
             epochs=args.epochs,
             callbacks=callbacks,

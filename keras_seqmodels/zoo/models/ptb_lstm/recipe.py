@@ -40,7 +40,10 @@ def stream(data_dir, split):
     """The split's words, each line followed by ``<eos>``."""
     if data_dir is None:  # smoke: a seeded stream of a few words
         rng = np.random.default_rng(list(SPLITS).index(split))
-        return tuple(f"w{i}" for i in rng.integers(0, SMOKE_WORDS, 400 if split == "train" else 60))
+        # Train: two windows at the largest default sizes of the recipes in
+        # this folder (32 rows x 70 steps); the framework runs a few of them.
+        count = 5000 if split == "train" else 60
+        return tuple(f"w{i}" for i in rng.integers(0, SMOKE_WORDS, count))
     from keras_seqmodels.language_model.text import line_words
 
     return tuple(line_words(_lines(data_dir, split), lowercase=False))  # "N" stands for numbers
