@@ -196,10 +196,7 @@ def check_model_config(config, source="model config"):
             name = node["config"].get("name")
             owner = f"{class_name} {name!r}" if isinstance(name, str) else class_name
             if count > MAX_LAYERS:
-                raise ValueError(
-                    f"{source}: more than {MAX_LAYERS:,} layer configs (a keras_seqmodels "
-                    "limit on layers per model file); refusing to build it"
-                )
+                raise _too_many_layers(source)
             if depth > MAX_NESTING:
                 raise ValueError(
                     f"{source}: layer configs nested more than {MAX_NESTING} deep (at "
@@ -325,10 +322,44 @@ def read_keras_config(source, data=None):
             "limit); refusing to read it"
         )
     try:
-        config = json.loads(text)
+        config = json.loads(text, object_hook=_LayerCount(source))
     except (ValueError, RecursionError) as err:
+        if isinstance(err, _TooManyLayers):
+            raise
         raise ValueError(f"{source}: config.json is not valid JSON ({err})") from None
     return config, (sum(weights) if weights else None)
+
+
+class _TooManyLayers(ValueError):
+    """A model config with more than ``MAX_LAYERS`` layer configs."""
+
+
+def _too_many_layers(source):
+    return _TooManyLayers(
+        f"{source}: more than {MAX_LAYERS:,} layer configs (a keras_seqmodels "
+        "limit on layers per model file); refusing to build it"
+    )
+
+
+class _LayerCount:
+    """A ``json.loads`` object hook that counts layer configs as they are
+    parsed and stops the parse at the first one over ``MAX_LAYERS``: a file
+    of 20,000 layers is refused after parsing 2,049 of them, not all.
+    ``calls`` counts the objects parsed (the tests bound the work with it)."""
+
+    calls = 0  # over all instances: what the tests read
+
+    def __init__(self, source):
+        self.source = source
+        self.layers = 0
+
+    def __call__(self, node):
+        type(self).calls += 1
+        if "class_name" in node and isinstance(node.get("config"), dict):
+            self.layers += 1
+            if self.layers > MAX_LAYERS:
+                raise _too_many_layers(self.source)
+        return node
 
 
 def check_keras_file(source, data=None):
