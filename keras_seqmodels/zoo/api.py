@@ -136,20 +136,14 @@ def _plain(value, what, name):
     return value
 
 
-def _inside(root, name, filename):
-    """``root/name/filename`` if it resolves inside ``root/name`` (symlinks
-    followed), else ``None``: an index entry or a link cannot reach a file
-    outside the model's folder."""
-    folder = os.path.realpath(os.path.join(root, name))
-    path = os.path.join(root, name, filename)
-    real = os.path.realpath(path)
-    if os.path.commonpath([folder, real]) != folder or real == folder:
-        return None
-    return path
-
-
 def _locate(name, filename, sha256, what="artifact"):
-    """Path of ``<name>/<filename>``: a local copy, else downloaded into the cache."""
+    """Path of ``<name>/<filename>``: a local copy, else downloaded into the cache.
+
+    A local copy may be a symbolic link to a file anywhere (a shared cache
+    keeps files that way): what is trusted is the bytes, whose size and
+    SHA-256 ``read_verified`` checks against the index, not where they lie.
+    Only regular files count (``os.path.isfile`` follows the link), so a link
+    to a device or a pipe is "not found" rather than read."""
     _plain(name, "folder", name)
     _plain(filename, what, name)
     base = os.environ.get(ENV_URL)
@@ -159,11 +153,6 @@ def _locate(name, filename, sha256, what="artifact"):
     for root in local:
         path = os.path.join(root, name, filename)
         if os.path.isfile(path):
-            if _inside(root, name, filename) is None:
-                raise ArtifactError(
-                    f"keras_seqmodels.zoo: {path} leads outside {os.path.join(root, name)} "
-                    "(a symbolic link); refusing to load it"
-                )
             return path
     where = ", ".join(os.path.join(d, name) for d in search_dirs()) or "(no folder)"
     if not base:

@@ -348,12 +348,21 @@ def test_index_file_names_that_leave_the_folder_are_refused(tmp_zoo, bad):
         zoo.asset_path("tiny", "vocabulary")
 
 
-def test_a_symbolic_link_out_of_the_model_folder_is_refused(tmp_zoo, tmp_path):
+def test_a_symbolic_link_is_followed_to_bytes_that_pass_the_checksum(tmp_zoo, tmp_path):
+    # A shared cache keeps artifacts as links to one copy: the link may lead
+    # anywhere, the bytes it leads to are what the index checks.
     _, artifacts = tmp_zoo
     outside = tmp_path / "elsewhere.keras"
     target = artifacts / "tiny" / "tiny.keras"
-    outside.write_bytes(target.read_bytes())  # same bytes: only the link is wrong
+    genuine = target.read_bytes()
+    outside.write_bytes(genuine)
     target.unlink()
     target.symlink_to(outside)
-    with pytest.raises(zoo.ArtifactError, match="leads outside .*refusing to load it"):
+    assert zoo.load_model("tiny").count_params() > 0
+    outside.write_bytes(genuine[:-1] + bytes([genuine[-1] ^ 1]))  # same size, one bit off
+    with pytest.raises(zoo.ArtifactError, match="the SHA-256 of .* but the zoo index records"):
+        zoo.load_model("tiny")
+    outside.unlink()
+    os.mkfifo(outside)  # a link to a pipe is not a file: not found, never opened
+    with pytest.raises(zoo.ArtifactError, match="not found"):
         zoo.load_model("tiny")
