@@ -22,6 +22,7 @@ import traceback
 
 from keras_seqmodels import _import_hooks
 from keras_seqmodels.utils.errors import UserError
+from keras_seqmodels.version import __version__
 
 COMMAND_MODULES = [
     "keras_seqmodels.cli.zoo_commands",
@@ -66,6 +67,7 @@ def build_parser():
         description="Recurrent and recursive sequence models: the zoo's models "
         "from the command line.",
     )
+    parser.add_argument("--version", action="version", version=f"seqmodels {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for name in COMMAND_MODULES:
@@ -106,6 +108,30 @@ def quiet_framework_imports():
     _import_hooks.install(
         "quiet", lambda name: name in _FRAMEWORKS and name not in sys.modules, _execute_quietly
     )
+
+
+# Python loggers of the libraries a command runs (TensorFlow Datasets logs
+# through absl): their warnings go to standard error before the command's own
+# one-line error (e.g. "Variant folder ... has no dataset_info.json" when a
+# data file is refused). Hidden while a command runs, unless --debug; a
+# library user's process is left alone.
+_LIBRARY_LOGGERS = ("absl", "tensorflow", "tensorflow_datasets")
+
+
+def _quiet_library_logs():
+    """Raise the library loggers to ERROR; returns a function undoing it."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in _LIBRARY_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+
+    def restore():
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+    return restore
 
 
 def _inputs(args):
@@ -173,6 +199,8 @@ def _take_debug(argv):
 def main(argv=None):
     parser = build_parser()
     argv, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
+    if not debug:  # also for a --help that reads the frameworks (train --help)
+        quiet_framework_imports()
     args = parser.parse_args(argv)
     args.debug = debug
     # "plot curves", "zoo info": name the sub-command in messages too.
@@ -180,9 +208,8 @@ def main(argv=None):
         str(v) for v in (args.command, getattr(args, "zoo_command", None),
                          getattr(args, "plot_command", None)) if v
     )
+    restore = (lambda: None) if debug else _quiet_library_logs()
     try:
-        if not args.debug:
-            quiet_framework_imports()
         result = args.func(args)
     except KeyboardInterrupt:
         print(f"seqmodels {command}: interrupted", file=sys.stderr)
@@ -197,6 +224,8 @@ def main(argv=None):
         code, message = describe_error(err, args)
         print(f"seqmodels {command}: error: {message}", file=sys.stderr)
         return code
+    finally:
+        restore()
     return 0 if result is None else int(result)
 
 

@@ -33,12 +33,36 @@ def _run(action):
     return run
 
 
+def _help_with_models_and_options(parser, action):
+    """``parser``'s help followed by the zoo models that have a recipe and the
+    options every recipe takes (computed when asked: ``--help`` only)."""
+    plain = parser.format_help
+
+    def format_help():
+        from keras_seqmodels.zoo.framework import Recipe, arguments
+        from keras_seqmodels.zoo.models import specs
+
+        names = sorted(name for name, spec in specs().items() if spec.recipe)
+        any_model = Recipe("NAME", {}, None, None, None, None)
+        common = arguments.parser_for(any_model, action).format_help()
+        options = common[common.index("options:") :].replace("options:", "", 1)
+        options = "\n".join(line for line in options.split("\n") if "--help" not in line)
+        return (
+            f"{plain()}\nmodels: {', '.join(names)}\n\n"
+            f"options of every model (`seqmodels {action} NAME --help` adds its own):"
+            f"{options}"
+        )
+
+    parser.format_help = format_help
+
+
 def register(subparsers):
     for action, text in (
         ("train", "train a zoo model (selection on validation; rerun to resume)"),
         ("evaluate", "evaluate a zoo model on --split validation or test"),
     ):
         parser = subparsers.add_parser(action, help=text, description=text)
-        parser.add_argument("name", help="zoo model name (see `seqmodels zoo list`)")
-        parser.add_argument("recipe_args", nargs="...", help="options (NAME --help lists them)")
+        parser.add_argument("name", help="zoo model name (listed below)")
+        parser.add_argument("recipe_args", nargs="...", help="options (listed below)")
         parser.set_defaults(func=_run(action))
+        _help_with_models_and_options(parser, action)
