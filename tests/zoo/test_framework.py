@@ -116,7 +116,7 @@ class _Buckets(keras.utils.PyDataset):
         self.ends += 1
 
 
-def test_smoke_cuts_every_kind_of_data_to_a_few_batches_of_one_shape():
+def test_smoke_cuts_every_kind_of_data_to_its_first_batches():
     x, y = np.arange(100.0).reshape(50, 2), np.arange(50.0)
     cut_x, cut_y = smoke.cut("m", "train", (x, y), batch_size=4)
     assert len(cut_x) == len(cut_y) == smoke.BATCHES * 4
@@ -125,8 +125,7 @@ def test_smoke_cuts_every_kind_of_data_to_a_few_batches_of_one_shape():
     cut = smoke.cut("m", "train", source, batch_size=2)
     assert len(cut) == smoke.BATCHES
     batches = [cut[i][0] for i in range(len(cut))]
-    assert {b.shape for b in batches} == {(2, 4)}  # one shape: one trace
-    assert [int(b[0, 0]) for b in batches] == [0, 2, 4][: smoke.BATCHES]
+    assert [int(b[0, 0]) for b in batches] == list(range(smoke.BATCHES))  # the recipe's order
     cut.on_epoch_end()
     assert source.ends == 1  # the recipe's epoch hook still runs
     assert smoke.cut("m", "validation", None, 2) is None

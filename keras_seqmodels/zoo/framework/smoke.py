@@ -9,17 +9,16 @@ batch at all is a recipe error, said at once with the sizes that cause it.
 
 EPOCHS = 2
 BATCHES = 3
-SCANNED = 20  # batches looked at for ones of the first batch's shapes
 
 
 def cut(name, split, data, batch_size):
     """``data`` (``load_data``'s form) bounded to ``BATCHES`` batches.
 
     Arrays (a tuple, batched by the framework with ``batch_size``) keep their
-    first ``BATCHES * batch_size`` rows; a ``PyDataset`` shows ``BATCHES`` of
-    its batches, its first and others of the same shapes (drawn from it at
-    each step, so its epoch hooks and any attribute a callback sets on it
-    still act); a ``tf.data.Dataset`` takes ``BATCHES``.
+    first ``BATCHES * batch_size`` rows; a ``PyDataset`` shows its first
+    ``BATCHES`` batches (drawn from it at each step, so its epoch hooks and
+    any attribute a callback sets on it still act); a ``tf.data.Dataset``
+    takes ``BATCHES``.
 
     Raises:
         ValueError: the split has no batch, naming the model, the split and
@@ -38,7 +37,9 @@ def cut(name, split, data, batch_size):
     if isinstance(data, keras.utils.PyDataset):
         if len(data) == 0:
             raise _empty(name, split, "a PyDataset of length 0")
-        return _first_batches(data, _same_shape_batches(keras, data))
+        # The first batches, in the recipe's order: a recipe may order them
+        # for Keras (its tf.data signature is read from the first two).
+        return _first_batches(data, list(range(min(len(data), BATCHES))))
     if hasattr(data, "take"):  # a tf.data.Dataset
         return data.take(BATCHES)
     return data
@@ -50,25 +51,6 @@ def _empty(name, split, what):
         "not fill one batch at these options (--batch-size and the model's sizes); "
         "the recipe's load_data must give at least one batch with smoke=True"
     )
-
-
-def _same_shape_batches(keras, data):
-    """Indices of up to ``BATCHES`` batches of ``data`` (among its first
-    ``SCANNED``) whose arrays have the shapes of its first batch: one shape,
-    so ``fit`` traces its step once (a bucketed dataset's widths would each
-    trace it again)."""
-
-    def shapes(batch):
-        return [getattr(a, "shape", None) for a in keras.tree.flatten(batch)]
-
-    first = shapes(data[0])
-    chosen = [0]
-    for index in range(1, min(len(data), SCANNED)):
-        if len(chosen) == BATCHES:
-            break
-        if shapes(data[index]) == first:
-            chosen.append(index)
-    return chosen
 
 
 def _first_batches(source, indices):
