@@ -5,7 +5,10 @@
     seqmodels translate --file sentences.txt --output german.txt
 
 One translation per line on standard output (or ``--output``), in input
-order. With ``--file`` a progress bar goes to standard error.
+order; a line of several sentences is translated sentence by sentence. With
+``--file`` a progress bar goes to standard error, and so does one line for
+each input unlike the training data or whose numbers or names the
+translation lost (``--quiet`` leaves these out too).
 """
 
 import sys
@@ -59,8 +62,14 @@ def _translate(args):
     require_tensorflow()
     task = zoo.load(args.model)
     progress = _Progress(len(lines)) if show_progress and not args.quiet else None
-    out = task.predict_batch(lines, args.beam, args.batch_size, progress)
-    write_lines(out, args.output)
+    out = task.predict_batch(lines, args.beam, args.batch_size, progress, details=True)
+    write_lines([item["translation"] for item in out], args.output)
+    if not args.quiet:
+        for number, item in enumerate(out, 1):
+            why = task.warning_text(item)
+            if why:
+                sys.stderr.write(f"seqmodels translate: line {number}: {why}; "
+                                 "the translation is likely wrong\n")
     return 0
 
 
@@ -84,5 +93,6 @@ def register(subparsers):
     p.add_argument("--batch-size", type=options.positive_int, default=32,
                    help="sentences per decoding call (>= 1, default 32)")
     p.add_argument("--model", default=default, help="zoo model name")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar and no warnings about doubtful translations")
     p.set_defaults(func=_translate)

@@ -2,7 +2,7 @@
 
 import keras
 
-from keras_seqmodels.seq2seq import parallel_text, text
+from keras_seqmodels.seq2seq import input_handling, parallel_text, text
 from keras_seqmodels.seq2seq.encoder_decoder import EncoderDecoder
 from keras_seqmodels.utils import bounds, serialization, validation
 from keras_seqmodels.utils import validation as checks
@@ -31,7 +31,15 @@ class Translator(keras.Model):
     keep it on the model, so only the first call of a beam size pays for the
     tracing; the zoo task's ``predict`` and ``seqmodels translate`` use them.
 
-    Robustness: an empty (or blank) string translates to ""; sources are
+    Input handling (``translate_details``, which ``call`` and the exported
+    signature run): each string is split into sentences, translated
+    sentence by sentence and joined back; shouted or uncased sentences are
+    re-cased to the training data's casing; numbers and names that the
+    vocabulary lacks are copied from the source into the output words that
+    attend to them (``carry_through``); and each text gets an unknown-word
+    rate, a confidence and an ``unfamiliar`` flag.
+
+    Robustness: an empty (or blank) string translates to ""; sentences are
     cut to ``max_source_length`` pieces; outputs stop at ``max_output_length``
     tokens; characters never seen in training become the unknown token,
     which is dropped from the output.
@@ -45,6 +53,13 @@ class Translator(keras.Model):
         alpha: length-normalisation exponent of the beam search.
         max_source_length: source pieces kept (longer inputs are cut).
         max_output_length: most output tokens.
+        max_unknown_rate, min_confidence: a text is flagged ``unfamiliar``
+            by ``translate_details`` when more of its words than
+            ``max_unknown_rate`` are unknown, or when a sentence's mean
+            log-probability per output token is below ``min_confidence``.
+            The defaults are those of the zoo's multi30k-en-de: just beyond
+            the most extreme of its 1,014 validation sentences (unknown
+            rate 0.30, confidence -1.18), so that none of them is flagged.
 
     Call arguments:
         strings: string tensor ``(batch,)``.
@@ -56,7 +71,7 @@ class Translator(keras.Model):
 
     >>> from keras_seqmodels.seq2seq import EncoderDecoder
     >>> from keras_seqmodels.seq2seq.translator import Translator
-    >>> from keras_seqmodels.seq2seq import parallel_text, text
+    >>> from keras_seqmodels.seq2seq import input_handling, parallel_text, text
     >>> vocab = text.build_vocabulary(["a b c", "a b"], min_count=1)
     >>> core = EncoderDecoder(len(vocab) + 2, len(vocab) + 2, 8, 8, 8,
     ...                       start_id=2, end_id=3)
@@ -79,6 +94,8 @@ class Translator(keras.Model):
         alpha=0.6,
         max_source_length=256,
         max_output_length=200,
+        max_unknown_rate=0.3,
+        min_confidence=-1.2,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -99,6 +116,8 @@ class Translator(keras.Model):
         self.max_output_length = validation.check_positive_int(
             name, "max_output_length", max_output_length
         )
+        self.max_unknown_rate = float(max_unknown_rate)
+        self.min_confidence = float(min_confidence)
         for side, vocab, size in (
             ("source", self.source_vocabulary, model.encoder.vocabulary_size),
             ("target", self.target_vocabulary, model.decoder.vocabulary_size),
@@ -173,6 +192,29 @@ class Translator(keras.Model):
         ids = tf.concat([ids, tf.RaggedTensor.from_tensor(end)], axis=1)
         return ids.to_tensor(0)
 
+    def _encode_words(self, words, known):
+        """``encode_source`` of split words, and the word of each piece.
+
+        Returns ``(ids, word)``: int32 ``(n, S)`` as ``encode_source`` gives,
+        and int64 ``(n, S)``, the index in ``words.flat_values`` of the word
+        each piece spells (``-1`` for the end token and padding).
+        """
+        import tensorflow as tf
+
+        pieces = text.to_pieces(words, lambda w: self.source_lookup(w) > 1)
+        chars = tf.strings.length(words.flat_values, unit="UTF8_CHAR")
+        per_word = tf.where(known, tf.ones_like(chars), chars)
+        word = tf.repeat(tf.range(tf.size(chars, out_type=tf.int64)), per_word)
+        word = pieces.with_flat_values(word)[:, : self.max_source_length - 1]
+        ids = tf.cast(self.source_lookup(pieces), tf.int32)[:, : self.max_source_length - 1]
+        n = tf.shape(ids.row_splits)[0] - 1
+        end = tf.RaggedTensor.from_tensor(tf.fill([n, 1], self.source_end_id))
+        no_word = tf.RaggedTensor.from_tensor(tf.fill([n, 1], tf.constant(-1, tf.int64)))
+        return (
+            tf.concat([ids, end], axis=1).to_tensor(0),
+            tf.concat([word, no_word], axis=1).to_tensor(-1),
+        )
+
     def encode_target(self, strings):
         """Target text to ragged piece ids (no start/end), for training data."""
         import tensorflow as tf
@@ -212,23 +254,97 @@ class Translator(keras.Model):
         return tokens[:, 0]
 
     def call(self, strings, beam_size=None):
+        return self.translate_details(strings, beam_size)["translations"]
+
+    def translate_details(self, strings, beam_size=None):
+        """Translations of raw texts and how familiar each text looked.
+
+        Each text is split into sentences (``input_handling.split_sentences``),
+        each sentence re-cased if it is shouted or uncased
+        (``input_handling.normalise_case``), translated, its numbers and
+        names carried through (``carry_through``), and the translations
+        joined back, one per text.
+
+        Args:
+            strings: string tensor ``(batch,)``.
+            beam_size: 1 for greedy decoding (default: the model's).
+
+        Returns:
+            Dict of ``(batch,)`` tensors: ``translations`` (string),
+            ``unknown_rate`` (float32: the share of the text's words that
+            are neither in the source vocabulary nor numbers),
+            ``confidence`` (float32: the lowest, over the text's sentences,
+            of the model's mean log-probability per output token) and
+            ``unfamiliar`` (bool: ``unknown_rate > max_unknown_rate`` or
+            ``confidence < min_confidence``).
+        """
         import tensorflow as tf
 
-        strings = tf.convert_to_tensor(strings, tf.string)
+        sentences = input_handling.split_sentences(tf.convert_to_tensor(strings, tf.string))
+        details = self.translate_sentences(sentences.flat_values, beam_size)
+        return input_handling.join_rows(
+            sentences.row_splits, details, self.max_unknown_rate, self.min_confidence
+        )
+
+    def translate_sentences(self, sentences, beam_size=None):
+        """Per-sentence ``translations``, ``words``, ``unknown_words`` and
+        ``confidence`` (``(n,)`` tensors) of ``(n,)`` single sentences; see
+        ``translate_details``, which joins them per text."""
+        import tensorflow as tf
+
+        sentences = tf.convert_to_tensor(sentences, tf.string)
 
         def translate():
-            out = self.decode_target(
-                self.translate_ids(self.encode_source(strings), beam_size=beam_size)
-            )
-            # Nothing to translate gives nothing, not a guess from the end token.
-            blank = tf.equal(tf.strings.length(tf.strings.strip(strings)), 0)
-            return tf.where(blank, tf.constant(""), out)
+            return self._translate_sentences(sentences, beam_size)
 
-        # An empty batch gives an empty batch (the encoder's gathers fail on
-        # a (0, 0) id tensor at run time, e.g. in a served signature).
-        return tf.cond(
-            tf.shape(strings)[0] > 0, translate, lambda: tf.zeros([0], tf.string)
+        def empty():  # the encoder's gathers fail on a (0, 0) id tensor at run time
+            return {
+                "translations": tf.zeros([0], tf.string),
+                "words": tf.zeros([0], tf.int32),
+                "unknown_words": tf.zeros([0], tf.int32),
+                "confidence": tf.zeros([0], tf.float32),
+                "not_carried": tf.zeros([0], tf.string),
+            }
+
+        return tf.cond(tf.shape(sentences)[0] > 0, translate, empty)
+
+    def _vocabulary_id(self, words):
+        import tensorflow as tf
+
+        return tf.cast(self.source_lookup(words), tf.int32)
+
+    def _translate_sentences(self, sentences, beam_size):
+        import tensorflow as tf
+
+        sentences = input_handling.normalise_spaces(sentences)
+        sentences, _ = input_handling.normalise_case(
+            sentences, text.split_words(sentences), self._vocabulary_id
         )
+        words = text.split_words(sentences)
+        flat = words.flat_values
+        known = self._vocabulary_id(flat) > 1
+        has_digit = tf.strings.regex_full_match(flat, ".*[0-9].*")
+        has_letter = tf.strings.regex_full_match(flat, ".*[^.,!?;:()].*")
+        # Unknown words: not in the vocabulary, not numbers, not punctuation.
+        unknown = tf.logical_not(known | has_digit | tf.logical_not(has_letter))
+        counts = {
+            "words": tf.reduce_sum(tf.cast(words.with_flat_values(has_letter), tf.int32), 1),
+            "unknown_words": tf.reduce_sum(tf.cast(words.with_flat_values(unknown), tf.int32), 1),
+        }
+        source_ids, source_word = self._encode_words(words, known)
+        out_ids = self.translate_ids(source_ids, beam_size=beam_size)
+        pieces, confidence, lost = carry_through(
+            self, source_ids, source_word, out_ids, words, known
+        )
+        out = text.detokenize(pieces)
+        # Nothing to translate gives nothing, not a guess from the end token.
+        blank = tf.equal(tf.strings.length(sentences), 0)
+        return {
+            "translations": tf.where(blank, tf.constant(""), out),
+            "confidence": tf.where(blank, 0.0, confidence),
+            "not_carried": lost,
+            **counts,
+        }
 
     def translation_function(self, beam_size=None):
         """The compiled search: a ``tf.function`` from strings ``(batch,)`` to strings.
@@ -266,38 +382,91 @@ class Translator(keras.Model):
             self._searches.functions[key] = function
         return function
 
-    def translate(self, sentences, beam_size=None, batch_size=32, progress=None):
-        """Translations of Python strings, ``batch_size`` at a time.
+    def sentence_function(self, beam_size=None):
+        """The compiled ``translate_sentences``: a ``tf.function`` from single
+        sentences ``(n,)`` to their per-sentence details, kept on this object
+        like ``translation_function`` (one per beam size and settings)."""
+        import tensorflow as tf
+
+        beam = self._beam(beam_size)
+        key = ("sentences", beam, self.alpha, self.max_source_length, self.max_output_length)
+        function = self._searches.functions.get(key)
+        if function is None:
+            function = tf.function(
+                lambda sentences: self.translate_sentences(sentences, beam_size=beam),
+                input_signature=[tf.TensorSpec([None], tf.string, name="sentences")],
+            )
+            self._searches.functions[key] = function
+        return function
+
+    def _beam(self, beam_size):
+        if beam_size is None:
+            return self.beam_size
+        return validation.check_positive_int(type(self).__name__, "beam_size", beam_size)
+
+    def translate(self, sentences, beam_size=None, batch_size=32, progress=None, details=False):
+        """Translations of Python strings, ``batch_size`` sentences at a time.
+
+        Each string is split into sentences (as ``translate_details`` does);
+        the sentences of all strings are translated ``batch_size`` at a time
+        by the compiled ``sentence_function`` and joined back per string, so
+        the result is what ``translate_details`` gives.
 
         Args:
-            sentences: a list of ``str``.
+            sentences: a list of ``str`` (each a sentence or a longer text).
             beam_size: 1 for greedy decoding (default: the model's).
             batch_size: sentences per call of the compiled search; at most
                 ``4096 // beam_size`` (``bounds.MAX_HYPOTHESES``).
-            progress: optional callable, given the number of sentences done
-                after each batch.
+            progress: optional callable, given the number of strings
+                finished after each batch.
+            details: return dicts (``translation``, ``unknown_rate``,
+                ``confidence``, ``unfamiliar``; see ``translate_details``)
+                instead of strings.
 
         Returns:
-            A list of ``str``, in input order.
+            A list of ``str`` (or of dicts), in input order.
         """
+        import numpy as np
         import tensorflow as tf
 
-        search = self.translation_function(beam_size)
+        search = self.sentence_function(beam_size)
         name = type(self).__name__
         batch_size = validation.check_positive_int(name, "batch_size", batch_size)
-        beam = self.beam_size if beam_size is None else int(beam_size)
+        beam = self._beam(beam_size)
         # Memory of one call grows with sentences x hypotheses x output length.
         bounds.check_size(
             f"{name}.translate (beam_size={beam})", "batch_size", batch_size,
             bounds.MAX_HYPOTHESES // beam, "sentences x beam hypotheses per call",
         )
-        out = []
-        for i in range(0, len(sentences), batch_size):
-            batch = [str(s) for s in sentences[i : i + batch_size]]
-            out += [t.decode("utf-8") for t in search(tf.constant(batch, tf.string)).numpy()]
+        if not len(sentences):
+            return []
+        split = input_handling.split_sentences(
+            tf.constant([str(s) for s in sentences], tf.string)
+        )
+        flat, row_ends = split.flat_values, split.row_splits.numpy()[1:]
+        parts, finished = [], 0
+        for i in range(0, int(tf.size(flat)), batch_size):
+            parts.append(search(flat[i : i + batch_size]))
             if progress is not None:
-                progress(len(batch))
-        return out
+                done = int(np.searchsorted(row_ends, i + batch_size, side="right"))
+                progress(done - finished)
+                finished = done
+        joined = input_handling.join_rows(
+            split.row_splits,
+            {k: tf.concat([p[k] for p in parts], 0) for k in parts[0]},
+            self.max_unknown_rate,
+            self.min_confidence,
+        )
+        out = [t.decode("utf-8") for t in joined["translations"].numpy()]
+        if not details:
+            return out
+        rate, confidence = joined["unknown_rate"].numpy(), joined["confidence"].numpy()
+        return [
+            {"translation": t, "unknown_rate": float(r), "confidence": float(c),
+             "unfamiliar": bool(u), "not_carried": n.decode("utf-8").split()}
+            for t, r, c, u, n in zip(out, rate, confidence, joined["unfamiliar"].numpy(),
+                                     joined["not_carried"].numpy())
+        ]
 
     def attention_weights(self, source, translation):
         """Attention of the decoder over the source for one given output.
@@ -333,6 +502,8 @@ class Translator(keras.Model):
             "alpha": self.alpha,
             "max_source_length": self.max_source_length,
             "max_output_length": self.max_output_length,
+            "max_unknown_rate": self.max_unknown_rate,
+            "min_confidence": self.min_confidence,
         }
         return {**super().get_config(), **config}
 
@@ -468,3 +639,119 @@ class _CompiledSearches:
 
     def __init__(self):
         self.functions = {}
+
+
+def carry_through(translator, source_ids, source_word, out_ids, words, known):
+    """The output pieces with unknown numbers and names copied from the source,
+    and the model's confidence in the output.
+
+    One teacher-forced pass over the chosen output gives its attention over
+    the source and each token's log-probability. An output word (a piece
+    and its ``##`` continuations) whose first piece attends most to a
+    *protected* source word (one not in the vocabulary that has a digit,
+    starts with a capital and is not the sentence's first word, or has a
+    character the vocabulary lacks) is replaced by that source word when it
+    is itself spelled out (more than one piece), has a digit, or is unknown;
+    the unknown-word replacement of Luong et al. 2015, applied to the
+    character spellings that this model writes for words it cannot
+    translate. A run of such output words on one source word becomes one copy.
+
+    Args:
+        translator: the ``Translator``.
+        source_ids: int ``(n, S)`` source ids (end id last).
+        source_word: int64 ``(n, S)``: the index in ``words.flat_values`` of
+            the word each source piece spells, ``-1`` for the end and padding.
+        out_ids: int ``(n, T)`` output ids of the search.
+        words: ragged ``(n, None)`` source words.
+        known: bool ``(words,)``: the flat words in the source vocabulary.
+
+    Returns:
+        ``(pieces, confidence)``: ragged ``(n, None)`` string pieces for
+        ``text.detokenize`` and float32 ``(n,)``, the mean log-probability
+        per output token (end token included).
+
+    Reference:
+        Luong, Sutskever, Le, Vinyals & Zaremba 2015, "Addressing the rare
+        word problem in neural machine translation" (copying aligned source
+        words into the output).
+    """
+    import tensorflow as tf
+
+    model = translator.model
+    ended = tf.cumsum(tf.cast(tf.equal(out_ids, model.end_id), tf.int32), axis=1)
+    tokens = tf.ragged.boolean_mask(out_ids, tf.logical_and(tf.equal(ended, 0), out_ids > 3))
+    n = tf.shape(out_ids)[0]
+    start = tf.RaggedTensor.from_tensor(tf.fill([n, 1], model.start_id))
+    end = tf.RaggedTensor.from_tensor(tf.fill([n, 1], model.end_id))
+    decoder_in = tf.concat([start, tokens], axis=1).to_tensor(0)
+    targets = tf.concat([tokens, end], axis=1).to_tensor(0)
+    logits, attention = model((source_ids, decoder_in), return_attention=True)
+    log_p = tf.nn.log_softmax(tf.cast(logits, tf.float32))
+    token_log_p = tf.gather(log_p, targets, batch_dims=2)
+    lengths = tokens.row_lengths() + 1
+    valid = tf.sequence_mask(lengths, tf.shape(targets)[1])
+    confidence = tf.reduce_sum(tf.where(valid, token_log_p, 0.0), axis=1) / tf.cast(
+        lengths, tf.float32
+    )
+
+    # The source word each output piece attends to most (-1: the end token).
+    aligned = tf.gather(source_word, tf.argmax(attention, axis=-1), batch_dims=1)
+    aligned = tf.RaggedTensor.from_tensor(aligned, lengths=tokens.row_lengths()).flat_values
+    flat_words = words.flat_values
+    lookup = translator.source_lookup
+    chars = tf.strings.unicode_split(flat_words, "UTF-8")
+    unknown_char = tf.reduce_any(lookup(chars) <= 1, axis=1)
+    first_char = tf.strings.substr(flat_words, 0, 1, unit="UTF8_CHAR")
+    capital = tf.not_equal(first_char, tf.strings.lower(first_char, encoding="utf-8"))
+    not_first = tf.range(tf.size(flat_words, out_type=tf.int64)) > tf.gather(
+        words.row_starts(), words.value_rowids()
+    )
+    protected = tf.logical_and(
+        tf.logical_not(known),
+        tf.strings.regex_full_match(flat_words, ".*[0-9].*")
+        | tf.logical_and(capital, not_first)
+        | unknown_char,
+    )
+
+    pieces = translator.target_inverse(tokens)
+    flat = pieces.flat_values
+    first_in_row = tf.equal(
+        tf.range(tf.size(flat, out_type=tf.int64)),
+        tf.gather(pieces.row_starts(), pieces.value_rowids()),
+    )
+    starts = tf.logical_or(
+        first_in_row, tf.logical_not(tf.strings.regex_full_match(flat, "##.*"))
+    )
+    group = tf.cumsum(tf.cast(starts, tf.int64)) - 1
+    group_word = tf.boolean_mask(aligned, starts)
+    group_size = tf.math.segment_sum(tf.ones_like(group), group)
+    group_text = tf.boolean_mask(flat, starts)
+    safe_word = tf.maximum(group_word, 0)
+    replace = tf.logical_and(group_word >= 0, tf.gather(protected, safe_word)) & (
+        (group_size > 1)
+        | tf.strings.regex_full_match(group_text, ".*[0-9].*")
+        | tf.equal(group_text, text.UNK)
+    )
+    # A run of replaced groups on one source word (in one row) is one copy.
+    group_row = tf.boolean_mask(pieces.value_rowids(), starts)
+    previous = tf.concat([[False], replace[:-1]], 0) & tf.concat(
+        [[False], tf.equal(group_word[1:], group_word[:-1]) & tf.equal(
+            group_row[1:], group_row[:-1])], 0
+    )
+    copy = tf.gather(replace & tf.logical_not(previous), group)
+    drop = tf.gather(replace, group) & tf.logical_not(copy & starts)
+    flat = tf.where(copy & starts, tf.gather(flat_words, tf.gather(safe_word, group)), flat)
+    pieces = tf.ragged.boolean_mask(pieces.with_flat_values(flat),
+                                    pieces.with_flat_values(tf.logical_not(drop)))
+    # Protected words that no output word spells: "not carried".
+    spelled = tf.strings.split(
+        tf.strings.regex_replace(
+            tf.strings.reduce_join(pieces, axis=1, separator=" "), " " + text.CONTINUATION, ""
+        )
+    )
+    wanted = tf.ragged.boolean_mask(words, words.with_flat_values(protected))
+    lost = tf.sets.difference(wanted.to_sparse(), spelled.to_sparse())
+    lost = tf.sparse.to_dense(lost, default_value="")
+    lost = tf.strings.strip(tf.strings.reduce_join(lost, axis=1, separator=" "))
+    lost = tf.strings.regex_replace(lost, " +", " ")
+    return pieces, confidence, lost

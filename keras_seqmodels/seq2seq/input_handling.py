@@ -1,0 +1,189 @@
+"""What a ``Translator`` does to raw text around the search, in TensorFlow ops.
+
+A translation model trained on single, cased, in-domain sentences meets
+paragraphs, shouted text, numbers, names and other languages. These
+functions, run inside the ``Translator`` (and so inside its exported
+SavedModel, stock TensorFlow string ops only), handle that:
+
+- ``split_sentences``: each input becomes its sentences (split after
+  ``. ! ?`` and closing quotes or brackets, followed by a space; not after
+  common abbreviations such as ``Mr.``, ``Dr.``, ``St.``, a single letter
+  but ``I`` or letters with dots, ``J.``, ``U.S.``, ``e.g.``); each is translated on
+  its own and the results joined by a space.
+- ``normalise_case``: a sentence the model never saw the like of, shouted
+  (mostly capitals) or without any capital, is re-cased: each word takes
+  the first of its lower-case, capitalised and upper-case forms that the
+  training vocabulary has (``man``, ``John``, ``USA``), words the vocabulary
+  lacks are capitalised in shouted text (most are names) and lower-cased
+  otherwise, and the first word starts with a capital. Other sentences are
+  left as they are.
+- ``join_rows``: sentences' translations and signals back to one row per
+  input.
+
+Which source words are carried into the output and how the signal of
+unfamiliar input is computed is the ``Translator``'s (``translate_details``).
+"""
+
+from keras_seqmodels.data.tokenize import RE2_SPACE
+
+# No sentence ends after these (followed by "."), nor after a single letter
+# but I, or letters with dots (J., U.S., e.g.).
+ABBREVIATIONS = (
+    "Mr", "Mrs", "Ms", "Dr", "Prof", "Sr", "Jr", "St", "Mt", "Ave", "Rd", "No", "vs",
+    "etc", "approx", "ca", "Inc", "Ltd", "Co", "Corp",
+)  # fmt: skip
+# A sentence ends after one of . ! ? (a run of them), optionally closed by
+# quotes or brackets, and a space. Spaces are one " " by then, so "\n" is
+# free to mark the ends; an end after an abbreviation is unmarked again (RE2
+# has no look-behind).
+_END = "([.!?]+[\"'”’)\\]]*) "
+_NOT_AN_END = "(^| |\n)((?:" + "|".join(ABBREVIATIONS) + "|[A-HJ-Za-z](?:\\.[A-Za-z])*)\\.)\n"
+SHOUTED_MIN_CAPITALS = 4  # a shouted sentence has at least this many capitals...
+SHOUTED_RATIO = 2  # ... and this many times as many capitals as small letters
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+def normalise_spaces(strings):
+    """Every run of whitespace (``str.isspace``) to one space; ends stripped."""
+    tf = _tf()
+    return tf.strings.strip(tf.strings.regex_replace(strings, RE2_SPACE + "+", " "))
+
+
+def split_sentences(strings):
+    """``(batch,)`` texts to ragged ``(batch, None)`` sentences.
+
+    Whitespace is normalised first (``normalise_spaces``), so joining a row's
+    sentences with ``" "`` gives the normalised text back. A blank text gives
+    one empty sentence, so every row has at least one.
+
+    Example:
+
+    >>> split_sentences(["A man rides. Two dogs play! Mr. Li waves."]).to_list()
+    [[b'A man rides.', b'Two dogs play!', b'Mr. Li waves.']]
+    """
+    tf = _tf()
+    text = normalise_spaces(tf.convert_to_tensor(strings, tf.string))
+    text = tf.strings.regex_replace(text, _END, "\\1\n")
+    # Twice: in "Dr. J. Lee" one pass consumes the mark before "J.".
+    for _ in range(2):
+        text = tf.strings.regex_replace(text, _NOT_AN_END, "\\1\\2 ")
+    return tf.strings.split(text, sep="\n")
+
+
+def _capitalise(words):
+    tf = _tf()
+    length = tf.strings.length(words, unit="UTF8_CHAR")
+    first = tf.strings.substr(words, tf.zeros_like(length), tf.minimum(length, 1), unit="UTF8_CHAR")
+    rest = tf.strings.substr(words, tf.minimum(length, 1), length, unit="UTF8_CHAR")
+    return tf.strings.join([tf.strings.upper(first, encoding="utf-8"), rest])
+
+
+def casing(sentences):
+    """``(shouted, uncased)`` bool ``(n,)`` of ``(n,)`` sentences.
+
+    Shouted: at least ``SHOUTED_MIN_CAPITALS`` capital letters and
+    ``SHOUTED_RATIO`` times as many capitals as small letters; uncased: some
+    letters, no capital (any script with case, through TensorFlow's UTF-8
+    ``upper``/``lower``).
+    """
+    tf = _tf()
+    chars = tf.strings.unicode_split(sentences, "UTF-8")
+    capitals = tf.reduce_sum(
+        tf.cast(tf.not_equal(chars, tf.strings.lower(chars, encoding="utf-8")), tf.int32), axis=1
+    )
+    small = tf.reduce_sum(
+        tf.cast(tf.not_equal(chars, tf.strings.upper(chars, encoding="utf-8")), tf.int32), axis=1
+    )
+    shouted = tf.logical_and(capitals >= SHOUTED_MIN_CAPITALS, capitals >= SHOUTED_RATIO * small)
+    uncased = tf.logical_and(tf.equal(capitals, 0), small > 0)
+    return shouted, uncased
+
+
+def normalise_case(sentences, words, vocabulary_id):
+    """Re-case shouted and uncased sentences (see the module docstring).
+
+    Args:
+        sentences: ``(n,)`` strings.
+        words: ragged ``(n, None)``, the words of ``sentences`` (the
+            translator's ``text.split_words``).
+        vocabulary_id: function from a flat string tensor to int ids
+            (``> 1``: a word of the vocabulary).
+
+    Returns:
+        ``(sentences, changed)``: ``(n,)`` strings (re-cased ones with their
+        words joined by spaces, which the tokenizer splits the same way) and
+        ``(n,)`` bool, which were re-cased.
+    """
+    tf = _tf()
+    shouted, uncased = casing(sentences)
+    flat = words.flat_values
+    lower = tf.strings.lower(flat, encoding="utf-8")
+    forms = tf.stack([lower, _capitalise(lower), tf.strings.upper(flat, encoding="utf-8")], 1)
+    # The first of lower-case, capitalised and upper-case that the vocabulary
+    # has (its counts include sentence-initial capitals, so they cannot
+    # choose between "a" and "A").
+    found = tf.reshape(vocabulary_id(tf.reshape(forms, [-1])), [-1, 3]) > 1
+    best = tf.gather(forms, tf.argmax(tf.cast(found, tf.int32), axis=1), batch_dims=1)
+    known = tf.reduce_any(found, axis=1)
+    row_shouted = tf.gather(shouted, words.value_rowids())
+    unknown_form = tf.where(row_shouted, _capitalise(lower), lower)
+    chosen = tf.where(known, best, unknown_form)
+    first = tf.equal(
+        tf.range(tf.size(flat, out_type=tf.int64)),
+        tf.gather(words.row_starts(), words.value_rowids()),
+    )
+    chosen = tf.where(first, _capitalise(chosen), chosen)
+    recased = tf.strings.reduce_join(words.with_flat_values(chosen), axis=1, separator=" ")
+    changed = tf.logical_or(shouted, uncased)
+    return tf.where(changed, recased, sentences), changed
+
+
+def join_rows(row_splits, details, max_unknown_rate, min_confidence):
+    """Sentences' results back to one row per input text.
+
+    Args:
+        row_splits: the ``split_sentences`` row splits ``(batch + 1,)``.
+        details: dict of ``(n,)`` tensors, one entry per sentence:
+            ``translations`` (string), ``words`` and ``unknown_words``
+            (int32), ``confidence`` (float32: mean log-probability per output
+            token; 0 for a blank sentence).
+        max_unknown_rate, min_confidence: a text is ``unfamiliar`` when more
+            of its words than this are unknown, or when a sentence's
+            confidence is below this.
+
+    Returns:
+        Dict of ``(batch,)`` tensors: ``translations`` (the sentences'
+        translations joined by a space), ``unknown_rate`` (unknown words /
+        words, 0 for a blank text), ``confidence`` (the lowest of its
+        sentences'; 0 for a blank text), ``unfamiliar`` (bool), ``not_carried``
+        (the numbers and names of the text that the translation lost,
+        space-separated).
+    """
+    tf = _tf()
+
+    def rows(values):
+        return tf.RaggedTensor.from_row_splits(values, row_splits)
+
+    translations = tf.strings.reduce_join(rows(details["translations"]), axis=1, separator=" ")
+    translations = tf.strings.strip(tf.strings.regex_replace(translations, " +", " "))
+    lost = tf.strings.reduce_join(rows(details["not_carried"]), axis=1, separator=" ")
+    lost = tf.strings.strip(tf.strings.regex_replace(lost, " +", " "))
+    words = tf.reduce_sum(rows(details["words"]), axis=1)
+    unknown = tf.reduce_sum(rows(details["unknown_words"]), axis=1)
+    rate = tf.math.divide_no_nan(tf.cast(unknown, tf.float32), tf.cast(words, tf.float32))
+    worded = rows(details["words"]) > 0
+    confidence = tf.reduce_min(tf.ragged.boolean_mask(rows(details["confidence"]), worded), axis=1)
+    confidence = tf.where(words > 0, confidence, 0.0)
+    unfamiliar = tf.logical_or(rate > max_unknown_rate, confidence < min_confidence)
+    return {
+        "translations": translations,
+        "unknown_rate": rate,
+        "confidence": confidence,
+        "unfamiliar": unfamiliar,
+        "not_carried": lost,
+    }

@@ -1,0 +1,215 @@
+"""The translator's input handling: sentence splitting, re-casing, numbers and
+names carried through, the signal of unfamiliar input, and the served
+signature doing what the task does.
+
+TensorFlow only (string tensors, SavedModel).
+"""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.tf_only
+if keras.backend.backend() != "tensorflow":
+    pytest.skip("string models need the TensorFlow backend", allow_module_level=True)
+
+import tensorflow as tf  # noqa: E402
+
+from keras_seqmodels.seq2seq import EncoderDecoder, Translator, input_handling, text  # noqa: E402
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "multi30k")
+
+SPLITS = [
+    ("A man rides. Two dogs play! Is it? Yes.",
+     ["A man rides.", "Two dogs play!", "Is it?", "Yes."]),
+    ('He said "Stop." Then he left...  (Really.) OK',
+     ['He said "Stop."', "Then he left...", "(Really.)", "OK"]),
+    ("Mr. Smith and Dr. J. Lee live on 5th St. near the U.S. border. It is 3.5 km away.",
+     ["Mr. Smith and Dr. J. Lee live on 5th St. near the U.S. border.", "It is 3.5 km away."]),
+    ("a man rides. two dogs play.", ["a man rides.", "two dogs play."]),
+    ("no end mark", ["no end mark"]),
+    ("  spaced\tout\n\ntext.  ", ["spaced out text."]),
+    ("", [""]),
+    ("   ", [""]),
+    ("🐶🐶🐶", ["🐶🐶🐶"]),
+]
+
+
+def _decode(ragged):
+    return [[s.decode("utf-8") for s in row] for row in ragged.to_list()]
+
+
+@pytest.mark.parametrize("text_in, expected", SPLITS)
+def test_split_sentences_cases(text_in, expected):
+    assert _decode(input_handling.split_sentences([text_in])) == [expected]
+
+
+def test_split_sentences_batch_keeps_rows():
+    got = _decode(input_handling.split_sentences([t for t, _ in SPLITS]))
+    assert got == [e for _, e in SPLITS]
+    assert input_handling.split_sentences(tf.constant([], tf.string)).shape[0] == 0
+
+
+_PIECES = st.sampled_from([
+    "A", "man", "rides", ".", "!", "?", "...", " ", "  ", "\t", "\n", "\u00a0", "\u2003",
+    "Mr.", "Dr", "J.", "e.g.", '"', "'", ")", "(", "]", "”", "3.5", "é", "😀", "x",
+])
+_TEXT = st.one_of(st.lists(_PIECES, max_size=30).map("".join), st.text(max_size=60))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TEXT, min_size=1, max_size=5))
+def test_split_sentences_on_arbitrary_text(texts):
+    """Joining a row's sentences gives its text back (spaces normalised), no
+    sentence is empty unless the text is blank, and splitting a sentence
+    again gives it alone."""
+    rows = _decode(input_handling.split_sentences(tf.constant([t.encode() for t in texts])))
+    assert len(rows) == len(texts)
+    for original, sentences in zip(texts, rows):
+        normalised = " ".join(original.split())
+        assert " ".join(sentences) == normalised
+        assert all(sentences) or sentences == [""]
+    flat = [s for row in rows for s in row]
+    again = _decode(input_handling.split_sentences(tf.constant([s.encode() for s in flat])))
+    assert again == [[s] for s in flat]
+
+
+# By count, as a training vocabulary: sentence-initial "A" before "a".
+VOCABULARY = ["A", "a", "man", "is", "riding", "bicycle", ".", "John", "New", "new", "York",
+              "IBM", "the", "in"]
+
+
+def _recase(sentences):
+    lookup = keras.layers.StringLookup(vocabulary=VOCABULARY, mask_token="")
+    sentences = tf.constant(sentences)
+    out, changed = input_handling.normalise_case(
+        sentences, text.split_words(sentences), lambda w: tf.cast(lookup(w), tf.int32)
+    )
+    return [s.decode("utf-8") for s in out.numpy()], changed.numpy().tolist()
+
+
+def test_shouted_and_uncased_sentences_take_the_vocabularys_casing():
+    out, changed = _recase([
+        "A MAN IS RIDING A BICYCLE.",  # shouted: lower-case, vocabulary casing
+        "JOHN IS IN NEW YORK WITH XAVIER.",  # lower-case first where the vocabulary has it
+        "a man is riding in the ibm bicycle.",  # uncased: first capital, IBM
+        "A man is riding a BICYCLE with IBM.",  # ordinary: left alone
+        "",
+    ])
+    assert out == [
+        "A man is riding a bicycle .",
+        "John is in new York With Xavier .",  # unknown words capitalised when shouted
+        "A man is riding in the IBM bicycle .",
+        "A man is riding a BICYCLE with IBM.",
+        "",
+    ]
+    assert changed == [True, True, True, False, False]
+
+
+def test_casing_counts_capitals_of_any_script():
+    shouted, uncased = input_handling.casing(tf.constant(["ÄRGER ÜBER ÖL", "ärger", "Ok", "42"]))
+    assert shouted.numpy().tolist() == [True, False, False, False]
+    assert uncased.numpy().tolist() == [False, True, False, False]
+
+
+def _lines(lang):
+    with open(os.path.join(FIXTURES, f"test2016_sample.{lang}"), encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    keras.utils.set_random_seed(0)
+    en, de = _lines("en"), _lines("de")
+    src = text.build_vocabulary(en, min_count=2)
+    tgt = text.build_vocabulary(de, min_count=2)
+    core = EncoderDecoder(len(src) + 2, len(tgt) + 2, 8, 8, 8, start_id=2, end_id=3)
+    return Translator(core, src, tgt, beam_size=2, max_source_length=64,
+                      max_output_length=12)
+
+
+TEXTS = [
+    "A man is riding a bicycle. Two dogs play in the snow.",
+    "A MAN IS RIDING A BICYCLE.",
+    "3 children are playing with 2 dogs on 5th Street at 10:30 in 2017.",
+    "🐶🐶🐶",
+    "",
+    "Un homme fait du vélo. Deux chiens jouent dans la neige.",
+]
+
+
+def test_a_text_translates_as_its_sentences_joined(tiny):
+    whole = tiny.translate(TEXTS[:1])[0]
+    parts = tiny.translate(["A man is riding a bicycle.", "Two dogs play in the snow."])
+    assert whole == " ".join(p for p in parts if p)
+
+
+def test_details_of_the_python_path_equal_the_graph(tiny):
+    graph = tiny.translate_details(tf.constant(TEXTS))
+    python = tiny.translate(TEXTS, details=True, batch_size=3)
+    assert [d["translation"] for d in python] == [
+        s.decode("utf-8") for s in graph["translations"].numpy()
+    ]
+    np.testing.assert_allclose([d["unknown_rate"] for d in python],
+                               graph["unknown_rate"].numpy(), rtol=1e-6)
+    np.testing.assert_allclose([d["confidence"] for d in python],
+                               graph["confidence"].numpy(), rtol=1e-4, atol=1e-5)
+    assert [d["unfamiliar"] for d in python] == graph["unfamiliar"].numpy().tolist()
+    # Blank text: nothing to translate, nothing unknown, not flagged.
+    assert python[4] == {"translation": "", "unknown_rate": 0.0, "confidence": 0.0,
+                         "unfamiliar": False, "not_carried": []}
+    assert python[3]["unknown_rate"] == 1.0 and python[3]["unfamiliar"]
+
+
+@pytest.mark.slow
+def test_served_signature_gives_what_the_translator_gives(tiny, tmp_path):
+    from keras_seqmodels.export.translation import export_translator
+
+    directory = str(tmp_path / "served")
+    export_translator(tiny, directory)
+    serve = tf.saved_model.load(directory).signatures["serving_default"]
+    served = serve(inputs=tf.constant(TEXTS))
+    python = tiny.translate(TEXTS, details=True)
+    assert sorted(served) == ["confidence", "not_carried", "translations", "unfamiliar",
+                              "unknown_rate"]
+    assert [s.decode("utf-8") for s in served["translations"].numpy()] == [
+        d["translation"] for d in python
+    ]
+    assert served["unfamiliar"].numpy().tolist() == [d["unfamiliar"] for d in python]
+    assert [s.decode("utf-8").split() for s in served["not_carried"].numpy()] == [
+        d["not_carried"] for d in python
+    ]
+    np.testing.assert_allclose(served["unknown_rate"].numpy(),
+                               [d["unknown_rate"] for d in python], rtol=1e-6)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="at most 256 sentences in all"):
+        serve(inputs=tf.constant([" ".join(["A dog runs."] * 300)]))
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from keras_seqmodels import zoo
+
+    return zoo.load("multi30k-en-de")
+
+
+@pytest.mark.slow
+def test_shipped_translator_on_the_inputs_users_give(shipped):
+    out = shipped.predict(TEXTS, details=True)
+    german = [d["translation"] for d in out]
+    # Three sentences in, three out, each as alone.
+    alone = shipped.predict(["A man is riding a bicycle.", "Two dogs play in the snow."])
+    assert german[0] == " ".join(alone)
+    # Shouted text reads as the ordinary sentence does.
+    assert german[1] == shipped.predict("A man is riding a bicycle.")
+    # Unknown numbers are copied, not spelled anew; what the model left out is named.
+    assert "5th" in german[2] and german[2].startswith("3 Kinder")
+    assert out[2]["not_carried"] == ["2017"]
+    # In-domain text is familiar; emoji and French are not.
+    assert [d["unfamiliar"] for d in out] == [False, False, False, True, False, True]
+    assert out[5]["unknown_rate"] > 0.5 and out[0]["unknown_rate"] == 0.0
+    with pytest.warns(UserWarning, match="text 0: unlike the training data"):
+        shipped.predict(["🐶🐶🐶"])
