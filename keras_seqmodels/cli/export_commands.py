@@ -3,12 +3,90 @@ zoo model or a ``.keras`` file as a SavedModel (a folder), a LiteRT flatbuffer
 (``OUT`` a ``.tflite`` file) or an ONNX graph (``OUT`` a ``.onnx`` file)."""
 
 import os
+import re
+import sys
+import threading
+import time
+import warnings
 
 from keras_seqmodels.cli import options
 from keras_seqmodels.utils.errors import UserError
 from keras_seqmodels.utils.loading import load_model_file
 
 _LITERT_ONLY = "--quantize, --representative-data and --batch-size are for --format litert"
+# The writers' Python argument names, as the command's flags.
+_FLAGS = (
+    (r"pass batch_size=1 \(or any int\) to to_litert", "pass --batch-size 1 (or any size)"),
+    (r"\bbatch_size=", "--batch-size "),
+    (r"`?representative_data`?", "--representative-data"),
+    (r"quantize='(\w+)' or '(\w+)'", r"--quantize \1 or \2"),
+    (r"quantize='(\w+)'", r"--quantize \1"),
+    (r"\bto_(litert|onnx): ", ""),
+)
+_PROGRESS_EVERY = 15.0  # seconds between "still writing" lines
+
+
+def as_flags(message):
+    """A writer's message with its Python arguments named as this command's flags.
+
+    Example:
+
+    >>> as_flags("to_litert: quantize='int8' needs `representative_data`")
+    '--quantize int8 needs --representative-data'
+    """
+    for pattern, flag in _FLAGS:
+        message = re.sub(pattern, flag, message)
+    return message
+
+
+def _memory_gb(peak=False):
+    """This process's resident memory (``peak``: its most so far), in GB."""
+    import resource
+
+    if peak:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # KiB on Linux
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e9
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+
+
+def _say(text):
+    print(f"seqmodels export: {text}", file=sys.stderr, flush=True)
+
+
+def _write_announced(write, what):
+    """Run ``write()`` with a line on standard error when it starts, one every
+    ``_PROGRESS_EVERY`` seconds while it runs (a LiteRT conversion of a large
+    model takes a minute and several GB), and the time and peak memory at the
+    end; each distinct warning of the writers once, as the package's."""
+    start = time.monotonic()
+    done = threading.Event()
+    _say(f"writing {what}...")
+
+    def tick():
+        while not done.wait(_PROGRESS_EVERY):
+            seconds = time.monotonic() - start
+            _say(f"still writing {what}: {seconds:.0f} s, {_memory_gb():.1f} GB in use")
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = write()
+    finally:
+        done.set()
+        ticker.join()
+    seen = set()
+    for warning in caught:
+        text = as_flags(" ".join(str(warning.message).split()))
+        if text not in seen:
+            seen.add(text)
+            _say(f"warning: {text}")
+    _say(f"done in {time.monotonic() - start:.0f} s, peak memory {_memory_gb(peak=True):.1f} GB")
+    return result
 
 
 def _export(args):
@@ -19,6 +97,11 @@ def _export(args):
     target = export.FORMATS[args.format]
     if args.format != "litert" and (args.quantize or args.representative_data or args.batch_size):
         raise UserError(_LITERT_ONLY)
+    if args.quantize == "int8" and args.representative_data is None:
+        raise UserError(
+            "--quantize int8 needs --representative-data FILE: a .npy (one input) or .npz "
+            "(one array per input) of real inputs that calibrate the integer ranges"
+        )
     if target.suffix is None:
         if os.path.isdir(args.directory) and os.listdir(args.directory):
             raise UserError(f"{args.directory} is not empty; give a new or empty folder")
@@ -47,12 +130,15 @@ def _export(args):
             source = zoo.load(args.name)
         except KeyError as err:
             raise UserError(str(err).strip("'\"")) from None
+    what = f"{args.name} as a {target.written}"
     try:
-        written = export.write(source, args.directory, args.format, **export_options)
+        written = _write_announced(
+            lambda: export.write(source, args.directory, args.format, **export_options), what
+        )
     except FileExistsError as err:
         raise UserError(str(err)) from None
     except (ValueError, TypeError, NotImplementedError) as err:
-        raise UserError(f"{args.name}: {str(err).splitlines()[0]}") from None
+        raise UserError(f"{args.name}: {as_flags(str(err).splitlines()[0])}") from None
     if target.suffix is None:
         print(f"wrote {written} (SavedModel; signature 'serving_default')")
     else:
@@ -92,12 +178,15 @@ def register(subparsers):
     signatures = "; ".join(f"{s.name} {s.serving}" for s in specs().values() if s.serving)
     p = subparsers.add_parser(
         "export",
-        help="export a zoo model as a TensorFlow SavedModel for serving",
-        description="Export a zoo model (or a .keras file) as a TensorFlow "
-        "SavedModel whose 'serving_default' signature takes the model's natural "
-        f"input: {signatures}. "
-        "Any other model (a .keras file) gets the generic export: "
-        "the model's named inputs -> 'output_0', ... The folder must be new or empty.",
+        help="export a zoo model or a .keras file for serving: a SavedModel, a LiteRT "
+        "file or an ONNX graph (--format)",
+        description="Export a zoo model (or a .keras file) for serving. --format "
+        "savedmodel (default): a TensorFlow SavedModel whose 'serving_default' "
+        f"signature takes the model's natural input: {signatures}; any other model "
+        "(a .keras file) gets the generic export: the model's named inputs -> "
+        "'output_0', ...; the folder must be new or empty. --format litert: a .tflite "
+        "file; --format onnx: a .onnx file; both hold the id-level network "
+        "(docs/deploy.md).",
     )
     p.add_argument(
         "name", help="zoo model name (see `seqmodels zoo list`) or a path to a .keras file"
