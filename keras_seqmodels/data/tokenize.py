@@ -73,7 +73,8 @@ TITLES = (
     "Co", "Corp", "Jan", "Feb", "Aug", "Sept", "Oct", "Nov", "Dec", "Ft", "Mt", "Gen",
     "Lt", "Capt", "Col", "Sgt", "Rev", "Gov", "Sen", "Rep", "Ave", "Blvd", "No", "Ont",
     "ext", "Mon", "Tue", "Tues", "Wed", "Thu", "Thur", "Thurs", "Fri", "Sat", "Attn",
-    "Reps", "Sts", "Drs", "Dept", "dept", "approx", "Arrv", "arrv", "lb", "lbs",
+    "Reps", "Sts", "Drs", "Dept", "dept", "approx", "Arrv", "arrv", "lb", "lbs", "INC",
+    "LTD", "CORP", "PVT",
 )
 # Prefixes that EWT keeps joined to the rest of the word by a hyphen
 # (e-mail, non-profit, anti-war, ...), where other hyphenated words are split;
@@ -155,9 +156,9 @@ def _pattern(engine):
     named = r"[A-Za-z]+&[A-Za-z]+|#[A-Za-z][A-Za-z0-9_]*|[wW]/(?:out|o)?|[A-Za-z]/[A-Za-z]|Yahoo!"
     negation = f"[nN]{apos}[tT]"
     clitic = f"{apos}(?:[sSmMdD]|[rR][eE]|[vV][eE]|[lL][lL])"
-    # Runs: dots and marks (..., ?!, .?), symbols (**, <<, ==, ----==), and
+    # Runs: dots and marks (..., ?!, .?), symbols (**, <<, ==, ----==, //), and
     # quotes written as two apostrophes ('' ’’).
-    punct_run = rf"[.!?]{{2,}}|[-=*+~#<>^$|]{{2,}}|''|’’|‘’|‘‘|[{punct}]"
+    punct_run = rf"[.!?]{{2,}}|[-=*+~#<>^$|/\\\\]{{2,}}|''|’’|‘’|‘‘|[{punct}]"
     fused_head = "|".join(_anycase(w) for w in ("can", "gon", "wan", "got"))
     fused_tail = "|".join(_anycase(w) for w in ("not", "na", "ta"))
     initial = "[A-HJ-Z]\\."  # a capital initial (not I.) before a space

@@ -76,6 +76,7 @@ CASES = [
      ["O'Neill", "'s", "AT&T", "b/c", "w/o", "#audiobooks", "Yahoo!", "in", "the", "'80s",
       "and", "80's"]),
     ("He said ''no'' so I.", ["He", "said", "''", "no", "''", "so", "I", "."]),
+    ("ACME PVT. LTD. a // b", ["ACME", "PVT.", "LTD.", "a", "//", "b"]),
 ]
 
 
