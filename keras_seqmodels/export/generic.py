@@ -11,6 +11,8 @@ checks the full input shapes and the request limits (``LIMITS``) in the graph.
 
 import os
 
+from keras_seqmodels.export.atomic import atomic_folder
+
 
 def check_empty_directory(directory, caller="export"):
     """Refuse a folder that exists and holds files (an export never merges)."""
@@ -42,11 +44,12 @@ def write_archive(directory, model, endpoints, track=()):
     for resource in (model, *track):
         archive.track(resource)
     # Traced without cuDNN kernels, so that a model exported on a GPU also
-    # serves on CPU.
-    with backend_rnn.portable():
+    # serves on CPU. Written complete or not at all (atomic_folder).
+    os.makedirs(os.path.dirname(os.path.abspath(directory)), exist_ok=True)
+    with backend_rnn.portable(), atomic_folder(directory) as partial:
         for name, (fn, signature) in endpoints.items():
             archive.add_endpoint(name=name, fn=fn, input_signature=signature)
-        archive.write_out(directory, verbose=False)
+        archive.write_out(partial, verbose=False)
     return directory
 
 

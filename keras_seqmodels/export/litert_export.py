@@ -102,6 +102,7 @@ import tempfile
 
 import numpy as np
 
+from keras_seqmodels.export.atomic import write_bytes
 from keras_seqmodels.export.litert_flatbuffer import (
     _RNN_STATE,
     _STATES,
@@ -236,8 +237,7 @@ def to_litert(
         content = float32_fused_weights(content)
     if not stateful:
         content = zero_states_each_call(content)
-    with open(path, "wb") as f:
-        f.write(content)
+    write_bytes(path, content)  # complete or not at all
     return path
 
 

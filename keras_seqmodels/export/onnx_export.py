@@ -59,6 +59,7 @@ Example:
 
 import inspect
 
+from keras_seqmodels.export.atomic import atomic_file
 from keras_seqmodels.export.onnx_activations import _apply_activation
 from keras_seqmodels.export.onnx_graph import _WHY_NOT, _Graph, _Tensor, _unsupported
 from keras_seqmodels.export.onnx_layers import (
@@ -360,7 +361,8 @@ def to_onnx(model, path, *, opset=None):
     onnx.checker.check_model(proto)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    onnx.save(proto, path)
+    with atomic_file(path) as partial:  # complete or not at all
+        onnx.save(proto, partial)
     return path
 
 
