@@ -14,14 +14,14 @@ networks (``ks.cells.StateMachineCell``). The parts, each a function that
 2. ``learn_parity``: the same machine learned by ``model.fit`` from
    (string, parity so far) pairs with the per-step loss (BPTT), then tested
    on strings 10x longer than any seen in training, over several seeds.
-3. ``learn_classifier``: a sequence classifier trained as a transduction
-   (y(t) = 1 when the prefix x(1..t) is a positive example: a binary number,
-   most significant bit first, divisible by 3), against the same network
-   (a gated machine) trained on the label of the whole string only.
-4. ``learn_parity(gated=True)``: the gated machine, s(t) = (1 - g) ⊙ s(t-1) +
+3. ``learn_parity(gated=True)``: the gated machine, s(t) = (1 - g) ⊙ s(t-1) +
    g ⊙ f_s(...), with a gate network g = f_g(s(t-1), x(t)) deciding which
    state dimensions update, on the same task: where the ungated machine
    fails on long strings.
+4. ``learn_classifier``: a sequence classifier trained as a transduction
+   (y(t) = 1 when the prefix x(1..t) is a positive example: a binary number,
+   most significant bit first, divisible by 3), against the same network
+   (a gated machine) trained on the label of the whole string only.
 
     python examples/state_machines.py                    # all parts, 8 seeds: minutes
     python examples/state_machines.py --seeds 0 --epochs 1   # seconds
@@ -50,7 +50,7 @@ ZERO_PARITY = {
 
 # The binary numbers (most significant bit first) divisible by 3: the state is
 # the value so far mod 3, reading bit a takes q to 2q + a mod 3; positive
-# when the state is 0. Used in part 3.
+# when the state is 0. Used in part 4.
 DIVISIBLE_BY_3 = {
     "states": [0, 1, 2],
     "symbols": [0, 1],
@@ -278,7 +278,7 @@ def main(argv=None):
     for gated in (False, True):
         name = "gated" if gated else "ungated"
         print(
-            f"{'4' if gated else '2'}. zero parity learned, {name} machine ({args.units} state "
+            f"{'3' if gated else '2'}. zero parity learned, {name} machine ({args.units} state "
             f"units), trained on length {args.train_length}; per-step accuracy on training "
             f"strings, on length {args.test_length} (10x), {10 * args.test_length} (100x), "
             f"{10 * args.test_length} with 3% zeros (runs of ones):"
@@ -293,7 +293,7 @@ def main(argv=None):
         held = ", ".join(f"{k} {sum(r[k] >= 0.99 for r in runs)}" for k in tests)
         print(f"   seeds (of {len(runs)}) at >= 0.99: {held}")
         results["parity"][name] = runs
-    print("3. divisible by 3, gated machine (6 state units): accuracy of the whole-string label "
+    print("4. divisible by 3, gated machine (6 state units): accuracy of the whole-string label "
           f"on strings of length {args.train_length} / 20 (majority class: 2/3)")
     for transduction in (True, False):
         name = "transduction" if transduction else "final label only"
