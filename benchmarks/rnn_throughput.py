@@ -142,13 +142,14 @@ def jit_layers(cell, cfg):
     inference (``ours_cudnn_infer``); for every cell with the fused loop in
     inference on every platform (``ours_fused_infer``) and, besides, the
     input product hoisted out of that loop (``ours_hoist``)."""
-    from keras_seqmodels.layers import fused_rnn, kernels
+    from keras_seqmodels.cells.forms import FORMS
+    from keras_seqmodels.layers import kernels
 
     layers = keras_layers(cell, cfg)
     if cell == "LSTM":
         layer = keras_layers(cell, cfg)["ours"]
         layers["ours_cudnn_infer"] = kernels.tune(layer, cudnn_inference=True)
-    every = tuple(fused_rnn.BLOCKS)
+    every = tuple(FORMS)
     inference = dict.fromkeys(kernels.FusedTuning().inference, every)
     for name, hoist in (("ours_fused_infer", False), ("ours_hoist", True)):
         layer = keras_layers(cell, cfg)["ours"]

@@ -71,3 +71,115 @@ def test_the_check_finds_a_name():
     assert _pattern(folder).search(f"zoo.models.{folder}.task")
     assert not _pattern(name).search(f"{name}-extra")
     assert not _pattern(folder).search(f"{folder}_extra")
+
+
+# One owner for each question ---------------------------------------------------------
+
+MAX_LINES = 700  # Keras's own modules are 150-700 lines
+
+
+def _package_files():
+    for directory, _, files in os.walk(ROOT):
+        for file_name in sorted(files):
+            if file_name.endswith(".py"):
+                yield os.path.join(directory, file_name)
+
+
+def _imported_modules(path):
+    """Every ``keras_seqmodels`` module a file imports (inside functions too;
+    relative imports resolved)."""
+    import ast
+
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    module = os.path.relpath(path, os.path.dirname(ROOT))[:-3].replace(os.sep, ".")
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                base = package
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                source = base + ("." + source if source else "")
+            yield source
+            yield from (f"{source}.{alias.name}" for alias in node.names)
+
+
+def test_no_module_under_export_imports_the_zoo():
+    # A zoo model's writer and options reach export through its task (Task.export_plan).
+    offenders = []
+    for path in _package_files():
+        if os.path.relpath(path, ROOT).split(os.sep)[0] != "export":
+            continue
+        for name in _imported_modules(path):
+            if name == "keras_seqmodels.zoo" or name.startswith("keras_seqmodels.zoo."):
+                offenders.append(f"{os.path.relpath(path, ROOT)}: {name}")
+    assert not offenders, "export/ imports zoo/:\n" + "\n".join(offenders)
+
+
+def _keras_loader_calls(path):
+    """Lines of ``path`` that call Keras's ``.keras`` loader
+    (``keras.saving.load_model``, ``keras.models.load_model``, or the name
+    imported from either)."""
+    import ast
+
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in ("keras.saving", "keras.models"):
+            imported |= {a.asname or a.name for a in node.names if a.name == "load_model"}
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr == "load_model"
+            and isinstance(f.value, ast.Attribute)
+            and f.value.attr in ("saving", "models")
+            and isinstance(f.value.value, ast.Name)
+            and f.value.value.id == "keras"
+        ) or (isinstance(f, ast.Name) and f.id in imported):
+            found.append(node.lineno)
+    return found
+
+
+# The layer test helper reloads the file it has just written (with custom objects).
+LOADER_EXEMPT = {os.path.join("testing", "layer_test.py")}
+
+
+def test_one_place_opens_a_keras_file():
+    # utils/loading.py: exists, sizes bounded, safe mode, one-line error.
+    calls = {}
+    for path in _package_files():
+        where = os.path.relpath(path, ROOT)
+        if where not in LOADER_EXEMPT and _keras_loader_calls(path):
+            calls[where] = _keras_loader_calls(path)
+    assert list(calls) == [os.path.join("utils", "loading.py")], (
+        "Keras's .keras loader called outside keras_seqmodels/utils/loading.py "
+        f"(use load_model_file): {calls}"
+    )
+
+
+def test_the_loader_check_finds_a_call(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(
+        "import keras\nfrom keras.saving import load_model as lm\n"
+        "def f(p):\n    keras.models.load_model(p)\n    return lm(p)\n"
+    )
+    assert _keras_loader_calls(str(path)) == [4, 5]
+
+
+def test_no_module_is_over_700_lines():
+    long = {}
+    for path in _package_files():
+        with open(path, encoding="utf-8") as f:
+            count = sum(1 for _ in f)
+        if count > MAX_LINES:
+            long[os.path.relpath(path, ROOT)] = count
+    assert not long, f"modules over {MAX_LINES} lines (split them by concern): {long}"

@@ -44,10 +44,9 @@ class ElmanCell(RecurrentCell):
 
     num_blocks = 1
 
-    def fused_form(self):
-        """``"elman"`` with tanh: the runner's fused loop computes these
-        equations (``keras_seqmodels.layers.fused_rnn.cell_kind``)."""
-        return "elman" if self.activation is keras.activations.tanh else None
+    def form(self):
+        """``"elman"`` (``keras_seqmodels.cells.forms``)."""
+        return "elman"
 
     def step(self, z, states, training=False):
         h = unpack_single_state(states)

@@ -46,12 +46,9 @@ class GatedCell(RecurrentCell):
         super().__init__(units, activation=activation, **kwargs)
         self.recurrent_activation = keras.activations.get(recurrent_activation)
 
-    def fused_form(self):
-        """``"gated"`` with tanh and a sigmoid gate: the runner's fused loop
-        computes these equations (``keras_seqmodels.layers.fused_rnn.cell_kind``)."""
-        standard = self.activation is keras.activations.tanh
-        standard = standard and self.recurrent_activation is keras.activations.sigmoid
-        return "gated" if standard else None
+    def form(self):
+        """``"gated"`` (``keras_seqmodels.cells.forms``)."""
+        return "gated"
 
     def step(self, z, states, training=False):
         s = unpack_single_state(states)

@@ -106,14 +106,8 @@ class GRUCell(RecurrentCell):
             return keras.ops.matmul(inputs, self.kernel) + self.bias[0]
         return super().project_inputs(inputs)
 
-    def fused_form(self):
-        """``"gru_after"`` or ``"gru"`` (reset before) with tanh and sigmoid
-        gates: the runner's fused loop computes these equations
-        (``keras_seqmodels.layers.fused_rnn.cell_kind``)."""
-        standard = self.activation is keras.activations.tanh
-        standard = standard and self.recurrent_activation is keras.activations.sigmoid
-        if not standard:
-            return None
+    def form(self):
+        """``"gru_after"`` or ``"gru"`` (reset before) (``keras_seqmodels.cells.forms``)."""
         return "gru_after" if self.reset_after else "gru"
 
     def step(self, z, states, training=False):

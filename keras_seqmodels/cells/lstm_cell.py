@@ -99,13 +99,9 @@ class LSTMCell(RecurrentCell):
         else:
             self.peephole_kernel = None
 
-    def fused_form(self):
-        """``"lstm"`` (with or without peepholes) with tanh and sigmoid gates:
-        the runner's fused loop computes these equations
-        (``keras_seqmodels.layers.fused_rnn.cell_kind``)."""
-        standard = self.activation is keras.activations.tanh
-        standard = standard and self.recurrent_activation is keras.activations.sigmoid
-        return "lstm" if standard else None
+    def form(self):
+        """``"lstm"``, with or without peepholes (``keras_seqmodels.cells.forms``)."""
+        return "lstm"
 
     def step(self, z, states, training=False):
         h, c = states[0], states[1]

@@ -4,7 +4,10 @@ Each function takes the input projection of one time step already computed
 (``z = x W + b``, so the runner can compute it for all steps in one matrix
 product before the loop) and the previous state(s), and returns the new
 state(s). The cells, the fused runner and the tree and memory layers all call
-these, and tests check them directly against NumPy.
+these, and tests check them directly against NumPy. The ``*_gates`` forms
+also return the gate values, which the fused loop's hand-written backward
+pass reads (``keras_seqmodels/layers/fused_rnn.py``): one place holds each
+cell's equations (``keras_seqmodels.cells.forms`` names them).
 """
 
 from keras import ops
@@ -68,18 +71,31 @@ def lstm_step(
     >>> round(float(c[0, 0]), 4), round(float(h[0, 0]), 4)
     (0.3808, 0.1817)
     """
+    states, _ = lstm_step_gates(
+        z, h, c, recurrent_kernel, activation, recurrent_activation, peephole_kernels
+    )
+    return states
+
+
+def lstm_step_gates(
+    z, h, c, recurrent_kernel, activation, recurrent_activation, peephole_kernels=None
+):
+    """``lstm_step`` and its gates: ``((h', c'), (i, f, g, o))``, ``g`` the
+    candidate ``tanh(z_g + U_g h)``."""
+    n = recurrent_kernel.shape[0]
     a = z + ops.matmul(h, recurrent_kernel)
-    a_i, a_f, a_g, a_o = ops.split(a, 4, axis=-1)
+    a_i, a_f, a_g, a_o = a[:, :n], a[:, n : 2 * n], a[:, 2 * n : 3 * n], a[:, 3 * n :]
     if peephole_kernels is not None:
         a_i = a_i + peephole_kernels[0] * c
         a_f = a_f + peephole_kernels[1] * c
     i = recurrent_activation(a_i)
     f = recurrent_activation(a_f)
-    c_new = f * c + i * activation(a_g)
+    g = activation(a_g)
+    c_new = f * c + i * g
     if peephole_kernels is not None:
         a_o = a_o + peephole_kernels[2] * c_new
     o = recurrent_activation(a_o)
-    return o * activation(c_new), c_new
+    return (o * activation(c_new), c_new), (i, f, g, o)
 
 
 def gru_step(z, h, recurrent_kernel, activation, recurrent_activation, h_dropped=None):
@@ -108,13 +124,22 @@ def gru_step(z, h, recurrent_kernel, activation, recurrent_activation, h_dropped
     >>> round(float(h[0, 0]), 4)
     0.982
     """
-    hd = h if h_dropped is None else h_dropped
     units = recurrent_kernel.shape[0]
-    z_ur, z_h = z[:, : 2 * units], z[:, 2 * units :]
-    a_ur = z_ur + ops.matmul(hd, recurrent_kernel[:, : 2 * units])
-    u, r = ops.split(recurrent_activation(a_ur), 2, axis=-1)
-    h_tilde = activation(z_h + ops.matmul(r * hd, recurrent_kernel[:, 2 * units :]))
-    return u * h + (1.0 - u) * h_tilde
+    u_ur, u_h = recurrent_kernel[:, : 2 * units], recurrent_kernel[:, 2 * units :]
+    h_new, _ = gru_step_gates(z, h, u_ur, u_h, activation, recurrent_activation, h_dropped)
+    return h_new
+
+
+def gru_step_gates(z, h, u_ur, u_h, activation, recurrent_activation, h_dropped=None):
+    """``gru_step`` with the recurrent kernel given as its two blocks
+    ``U_ur`` ``(units, 2 * units)`` and ``U_h`` ``(units, units)`` (sliced
+    once, outside a loop), and its gates: ``(h', (u, r, h̃))``."""
+    hd = h if h_dropped is None else h_dropped
+    n = u_h.shape[0]
+    ur = recurrent_activation(z[:, : 2 * n] + ops.matmul(hd, u_ur))
+    u, r = ur[:, :n], ur[:, n:]
+    h_tilde = activation(z[:, 2 * n :] + ops.matmul(r * hd, u_h))
+    return u * h + (1.0 - u) * h_tilde, (u, r, h_tilde)
 
 
 def gru_reset_after_step(
@@ -161,14 +186,26 @@ def gru_reset_after_step(
     >>> round(float(h[0, 0]), 4)
     0.9975
     """
+    h_new, _ = gru_reset_after_step_gates(
+        z, h, recurrent_kernel, recurrent_bias, activation, recurrent_activation, h_dropped
+    )
+    return h_new
+
+
+def gru_reset_after_step_gates(
+    z, h, recurrent_kernel, recurrent_bias, activation, recurrent_activation, h_dropped=None
+):
+    """``gru_reset_after_step`` and its gates: ``(h', (u, r, h̃, a_h))``,
+    ``a_h = U_h h + rb_h`` the recurrent part the reset gate scales."""
+    n = recurrent_kernel.shape[0]
     a = ops.matmul(h if h_dropped is None else h_dropped, recurrent_kernel)
     if recurrent_bias is not None:
         a = a + recurrent_bias
-    units = recurrent_kernel.shape[0]
-    a_ur = z[:, : 2 * units] + a[:, : 2 * units]
-    u, r = ops.split(recurrent_activation(a_ur), 2, axis=-1)
-    h_tilde = activation(z[:, 2 * units :] + r * a[:, 2 * units :])
-    return u * h + (1.0 - u) * h_tilde
+    ur = recurrent_activation(z[:, : 2 * n] + a[:, : 2 * n])
+    u, r = ur[:, :n], ur[:, n:]
+    a_h = a[:, 2 * n :]
+    h_tilde = activation(z[:, 2 * n :] + r * a_h)
+    return u * h + (1.0 - u) * h_tilde, (u, r, h_tilde, a_h)
 
 
 def gated_step(z, s, recurrent_kernel, activation, recurrent_activation, s_dropped=None):
@@ -196,7 +233,14 @@ def gated_step(z, s, recurrent_kernel, activation, recurrent_activation, s_dropp
     >>> round(float(s[0, 0]), 4)
     0.982
     """
+    s_new, _ = gated_step_gates(z, s, recurrent_kernel, activation, recurrent_activation, s_dropped)
+    return s_new
+
+
+def gated_step_gates(z, s, recurrent_kernel, activation, recurrent_activation, s_dropped=None):
+    """``gated_step`` and its gate and candidate: ``(s', (g, f))``."""
+    n = recurrent_kernel.shape[0]
     a = z + ops.matmul(s if s_dropped is None else s_dropped, recurrent_kernel)
-    a_g, a_f = ops.split(a, 2, axis=-1)
-    g = recurrent_activation(a_g)
-    return (1.0 - g) * s + g * activation(a_f)
+    g = recurrent_activation(a[:, :n])
+    f = activation(a[:, n:])
+    return (1.0 - g) * s + g * f, (g, f)

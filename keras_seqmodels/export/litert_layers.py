@@ -287,47 +287,49 @@ class _Tracer:
 
 def _lstm_weights(layer):
     """``(kernel, recurrent_kernel, bias, peepholes)`` of an LSTM layer the
-    fused op computes (the package's ``Recurrent(LSTMCell)`` or Keras's
-    ``LSTM``, tanh and sigmoid), else ``None``; ``bias`` and ``peepholes``
-    (``(3, units)``) may be ``None``."""
+    fused op computes (a ``Recurrent`` whose cell declares the form
+    ``"lstm"``, ``keras_seqmodels.cells.forms``, e.g. ``LSTMCell``, or
+    Keras's ``LSTM``; tanh and sigmoid), else ``None``; ``bias`` and
+    ``peepholes`` (``(3, units)``) may be ``None``."""
     import keras
 
+    from keras_seqmodels.cells.forms import cell_form, declared_form
     from keras_seqmodels.layers import Recurrent
-    from keras_seqmodels.layers.fused_rnn import cell_kind
 
     if isinstance(layer, Recurrent):
-        cell = layer.cell
-        if cell_kind(cell) != "lstm":
-            return None
-        peepholes = cell.peephole_kernel if cell.use_peepholes else None
+        form = declared_form(layer.cell)  # the package's cells declare theirs
     elif type(layer) is keras.layers.LSTM:
-        cell = layer.cell
-        tanh, sigmoid = keras.activations.tanh, keras.activations.sigmoid
-        if cell.activation is not tanh or cell.recurrent_activation is not sigmoid:
-            return None
-        peepholes = None
+        form = cell_form(layer.cell)
     else:
         return None
+    cell = layer.cell
+    tanh, sigmoid = keras.activations.tanh, keras.activations.sigmoid
+    if form != "lstm" or cell.activation is not tanh or cell.recurrent_activation is not sigmoid:
+        return None
+    peepholes = getattr(cell, "peephole_kernel", None)
     return cell.kernel, cell.recurrent_kernel, cell.bias, peepholes
 
 
 def _elman_weights(layer):
     """``(kernel, recurrent_kernel, bias, activation)`` of an Elman layer the
-    fused RNN op computes (``Recurrent`` over exactly ``ElmanCell``, the
-    package's ``SimpleRNN``, Keras's ``SimpleRNN``; tanh or relu), else
+    fused RNN op computes (a ``Recurrent`` whose cell declares the form
+    ``"elman"``, ``keras_seqmodels.cells.forms``, e.g. ``ElmanCell`` and the
+    package's ``SimpleRNN``, or Keras's ``SimpleRNN``; tanh or relu), else
     ``None``; ``bias`` may be ``None``."""
     import keras
 
-    from keras_seqmodels.cells import ElmanCell
+    from keras_seqmodels.cells.forms import cell_form, declared_form
     from keras_seqmodels.layers import Recurrent
 
     if isinstance(layer, Recurrent):
-        # A subclass of the cell may change its step: only the class itself.
-        if type(layer.cell) is not ElmanCell:
-            return None
-    elif type(layer) is not keras.layers.SimpleRNN:
+        form = declared_form(layer.cell)  # the package's cells declare theirs
+    elif type(layer) is keras.layers.SimpleRNN:
+        form = cell_form(layer.cell)
+    else:
         return None
     cell = layer.cell
+    if form != "elman":
+        return None
     names = {keras.activations.tanh: "tanh", keras.activations.relu: "relu"}
     activation = names.get(cell.activation)
     if activation is None:

@@ -30,7 +30,7 @@ library; elsewhere the runner goes on with its own loops. The kernels:
   ``torch.nn.utils.rnn.pack_padded_sequence``.
 
 Which cells qualify (``kind``): those whose declared fused form
-(``cell.fused_form()``, see ``fused_rnn.cell_kind``) is ``"lstm"`` without
+(``keras_seqmodels.cells.forms.fused_form``) is ``"lstm"`` without
 peepholes or ``"gru_after"`` (exactly ``LSTMCell`` and
 ``GRUCell(reset_after=True)``, not subclasses), and on PyTorch also
 ``"elman"`` (``ElmanCell``), with ``tanh`` and ``sigmoid``, float32 or float64 (float32
@@ -60,7 +60,7 @@ import contextlib
 import keras
 from keras import ops
 
-from keras_seqmodels.layers import fused_rnn
+from keras_seqmodels.cells.forms import fused_form
 
 # Switched only by the context managers below: ``jax_reference()``,
 # ``tf_reference()`` (tests) and ``portable()`` (exports).
@@ -82,7 +82,7 @@ def kind(layer, training, cudnn_inference=False):
     if backend not in ("jax", "torch", "tensorflow"):
         return None
     cell = layer.cell
-    name = {"lstm": "lstm", "gru_after": "gru", "elman": "rnn_tanh"}.get(fused_rnn.cell_kind(cell))
+    name = {"lstm": "lstm", "gru_after": "gru", "elman": "rnn_tanh"}.get(fused_form(cell))
     if name is None or (name == "lstm" and getattr(cell, "use_peepholes", False)):
         return None
     if name == "rnn_tanh" and backend != "torch":

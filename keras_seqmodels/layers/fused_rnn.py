@@ -1,7 +1,7 @@
 """Fused time loops with a hand-written backward pass for the standard cells.
 
 ``Recurrent`` uses these automatically (``kernels.FusedKernel``) for the
-cells that declare one of the forms of ``BLOCKS`` (``cell_kind``):
+cells whose declared form has a fused loop (``keras_seqmodels.cells.forms.fused_form``):
 ``ElmanCell``, ``LSTMCell`` (with or without peepholes), ``GRUCell`` (both
 forms) and ``GatedCell`` with their standard non-linearities. The kernel calls
 ``recurrent_loop`` with the time-major input; the loop takes the input
@@ -21,8 +21,11 @@ through the projection, so automatic differentiation of ``Z = X W + b`` gives
 Automatic differentiation of a generic loop instead does four products per
 step (``dh``, ``dU``, ``dW``, ``dX``) and stacks every intermediate.
 
-Layout, as Keras's own ``backend/<name>/rnn.py``: the step maths (forward and
-backward, ``keras.ops``) is shared; the loop and the custom gradient are one
+Layout, as Keras's own ``backend/<name>/rnn.py``: the step maths is shared
+(``keras.ops``): the forward step is the cells' own step functions
+(``keras_seqmodels.cells.steps``, their ``*_gates`` forms, which also return
+what the backward pass reads), the backward step and the weight gradients
+are in ``fused_grads``; the loop and the custom gradient are one
 small kernel per backend (``jax.custom_vjp`` + ``lax.scan`` on JAX,
 ``tf.custom_gradient`` + ``tf.scan`` on TensorFlow). Other backends have no
 kernel and the runner uses its generic loop. On TensorFlow the forward and
@@ -45,8 +48,15 @@ import functools
 import keras
 from keras import ops
 
-# Width of the input projection, in units, of each fused cell kind.
-BLOCKS = {"elman": 1, "gated": 2, "lstm": 4, "gru": 3, "gru_after": 3}
+from keras_seqmodels.cells import steps
+from keras_seqmodels.cells.forms import FORMS, fused_form
+from keras_seqmodels.layers.fused_grads import (
+    _add_grads,
+    _backward_step,
+    _chunk_grads,
+    _chunks,
+    _steps,
+)
 
 _BACKENDS = ("tensorflow", "jax")
 
@@ -58,27 +68,12 @@ def fused_kind(cell):
         cell: a cell instance.
 
     Returns:
-        ``cell_kind(cell)`` on TensorFlow and JAX, else ``None``.
+        ``fused_form(cell)`` (``keras_seqmodels.cells.forms``) on
+        TensorFlow and JAX, else ``None``.
     """
     if keras.backend.backend() not in _BACKENDS:
         return None
-    return cell_kind(cell)
-
-
-def cell_kind(cell):
-    """The key of ``BLOCKS`` whose equations ``cell`` computes, or ``None``.
-
-    A cell declares it: its class defines ``fused_form()``, which returns a
-    key of ``BLOCKS`` (checking its own non-linearities: tanh for the state,
-    sigmoid for the gates) or ``None``. Only a declaration of the cell's own
-    class counts: a subclass may change ``step``, so it runs the generic
-    loop unless it declares its form again. The weights are read by their
-    Keras names (``kernel``, ``recurrent_kernel``, ``bias``, and for the
-    LSTM ``peephole_kernel``; ``cell_params``).
-    """
-    declare = type(cell).__dict__.get("fused_form")
-    kind = declare(cell) if callable(declare) else None
-    return kind if kind in BLOCKS else None
+    return fused_form(cell)
 
 
 def row_groups(kind, batch, units, groups):
@@ -100,7 +95,7 @@ def row_groups(kind, batch, units, groups):
     those of one block.
 
     Args:
-        kind: a key of ``BLOCKS``.
+        kind: a key of ``FORMS`` (``keras_seqmodels.cells.forms``).
         batch: the static batch size, or ``None``.
         units: the cell's state width.
         groups: the number of blocks wanted.
@@ -158,106 +153,22 @@ def cell_params(kind, cell, dtype):
 
 
 def _forward_step(kind, z, states, params, tanh, sigmoid):
-    """One step: new states (unmasked) and what the backward pass keeps."""
-    u_ = params["U"]
+    """One step of the cell's own equations (``cells/steps.py``): the new
+    states (unmasked) and the gate values the backward pass keeps."""
     h = states[0]
-    n = u_.shape[0]
     if kind == "elman":
-        h_new = tanh(z + ops.matmul(h, u_))
-        return (h_new,), ()
-    if kind == "gated":
-        a = z + ops.matmul(h, u_)
-        g = sigmoid(a[:, :n])
-        f = tanh(a[:, n:])
-        return ((1.0 - g) * h + g * f,), (g, f)
+        return (steps.elman_step(z, h, params["U"], tanh),), ()
     if kind == "lstm":
-        c = states[1]
-        a = z + ops.matmul(h, u_)
-        a_i, a_f, a_g, a_o = a[:, :n], a[:, n : 2 * n], a[:, 2 * n : 3 * n], a[:, 3 * n :]
-        p = params.get("P")
-        if p is not None:
-            a_i = a_i + p[0] * c
-            a_f = a_f + p[1] * c
-        i = sigmoid(a_i)
-        f = sigmoid(a_f)
-        g = tanh(a_g)
-        c_new = f * c + i * g
-        if p is not None:
-            a_o = a_o + p[2] * c_new
-        o = sigmoid(a_o)
-        return (o * tanh(c_new), c_new), (i, f, g, o)
-    if kind == "gru":
-        u_ur, u_h = params["U_ur"], params["U_h"]
-        ur = sigmoid(z[:, : 2 * n] + ops.matmul(h, u_ur))
-        upd, r = ur[:, :n], ur[:, n:]
-        cand = tanh(z[:, 2 * n :] + ops.matmul(r * h, u_h))
-        return (upd * h + (1.0 - upd) * cand,), (upd, r, cand)
-    # gru_after (Keras's and cuDNN's GRU): the reset gate scales U_h h + rb_h.
-    hu = ops.matmul(h, u_)
-    if "rb" in params:
-        hu = hu + params["rb"]
-    zr = sigmoid(z[:, : 2 * n] + hu[:, : 2 * n])
-    upd, r = zr[:, :n], zr[:, n:]
-    hu_h = hu[:, 2 * n :]
-    cand = tanh(z[:, 2 * n :] + r * hu_h)
-    return (upd * h + (1.0 - upd) * cand,), (upd, r, cand, hu_h)
-
-
-def _backward_step(kind, dh, dc, saved, h_prev, c_prev, h_t, c_t, m, params, tanh):
-    """Reverse one step (as if unmasked, then selected by ``m``).
-
-    Returns ``(dh_prev, dc_prev, dA)`` with ``dA`` the gradient of the gate
-    pre-activations that take the input projection (``(batch, k units)``).
-    """
-    one = 1.0
-
-    def keep(x):
-        return x if m is None else ops.where(m, x, ops.zeros_like(x))
-
-    def pick(x, passthrough):
-        return x if m is None else ops.where(m, x, passthrough)
-
-    if kind == "elman":
-        da = keep(dh * (one - h_t * h_t))
-        return ops.matmul(da, params["U_T"]) + pick(ops.zeros_like(dh), dh), None, da
+        return steps.lstm_step_gates(z, h, states[1], params["U"], tanh, sigmoid, params.get("P"))
     if kind == "gated":
-        g, f = saved
-        da_g = keep(dh * (f - h_prev) * g * (one - g))
-        da_f = keep(dh * g * (one - f * f))
-        da = ops.concatenate([da_g, da_f], axis=-1)
-        return pick(dh * (one - g), dh) + ops.matmul(da, params["U_T"]), None, da
-    if kind == "lstm":
-        i, f, g, o = saved
-        p = params.get("P")
-        tc = tanh(c_t)
-        da_o = dh * tc * o * (one - o)
-        dct = dc + dh * o * (one - tc * tc)
-        if p is not None:
-            dct = dct + da_o * p[2]
-        da_i = dct * g * i * (one - i)
-        da_f = dct * c_prev * f * (one - f)
-        da_g = dct * i * (one - g * g)
-        dc_prev = dct * f
-        if p is not None:
-            dc_prev = dc_prev + da_i * p[0] + da_f * p[1]
-        da = keep(ops.concatenate([da_i, da_f, da_g, da_o], axis=-1))
-        return ops.matmul(da, params["U_T"]) + pick(ops.zeros_like(dh), dh), pick(dc_prev, dc), da
-    if kind == "gru":
-        upd, r, cand = saved
-        da_u = keep(dh * (h_prev - cand) * upd * (one - upd))
-        da_h = keep(dh * (one - upd) * (one - cand * cand))
-        dq = ops.matmul(da_h, params["U_h_T"])
-        da_r = dq * h_prev * r * (one - r)
-        da_ur = ops.concatenate([da_u, da_r], axis=-1)
-        dh_prev = pick(dh * upd + dq * r, dh) + ops.matmul(da_ur, params["U_ur_T"])
-        return dh_prev, None, ops.concatenate([da_ur, da_h], axis=-1)
-    upd, r, cand, hu_h = saved
-    da_z = keep(dh * (h_prev - cand) * upd * (one - upd))
-    da_h = keep(dh * (one - upd) * (one - cand * cand))
-    da_r = da_h * hu_h * r * (one - r)
-    dhu = ops.concatenate([da_z, da_r, da_h * r], axis=-1)
-    dh_prev = pick(dh * upd, dh) + ops.matmul(dhu, params["U_T"])
-    return dh_prev, None, ops.concatenate([da_z, da_r, da_h], axis=-1)
+        h_new, saved = steps.gated_step_gates(z, h, params["U"], tanh, sigmoid)
+    elif kind == "gru":
+        h_new, saved = steps.gru_step_gates(z, h, params["U_ur"], params["U_h"], tanh, sigmoid)
+    else:  # gru_after (Keras's and cuDNN's GRU): the reset gate scales U_h h + rb_h.
+        h_new, saved = steps.gru_reset_after_step_gates(
+            z, h, params["U"], params.get("rb"), tanh, sigmoid
+        )
+    return (h_new,), saved
 
 
 def _prepare(kind, params):
@@ -272,44 +183,6 @@ def _prepare(kind, params):
     else:
         params["U_T"] = ops.transpose(u_)
     return params
-
-
-def _weight_grads(kind, params, da, h_seq, h0, c_seq, c0, saved):
-    """Gradients of the recurrent weights as single products over all steps."""
-    n = params["U"].shape[0]
-    h_prev = ops.concatenate([ops.expand_dims(h0, 0), h_seq[:-1]], axis=0)
-    h_flat = ops.reshape(h_prev, (-1, n))
-    da_flat = ops.reshape(da, (-1, da.shape[-1]))
-    grads = {}
-    if kind == "gru":
-        r = saved[1]
-        q_flat = ops.reshape(r * h_prev, (-1, n))
-        grads["U"] = ops.concatenate(
-            [
-                ops.matmul(ops.transpose(h_flat), da_flat[:, : 2 * n]),
-                ops.matmul(ops.transpose(q_flat), da_flat[:, 2 * n :]),
-            ],
-            axis=-1,
-        )
-    elif kind == "gru_after":
-        r = ops.reshape(saved[1], (-1, n))
-        dhu = ops.concatenate([da_flat[:, : 2 * n], da_flat[:, 2 * n :] * r], axis=-1)
-        grads["U"] = ops.matmul(ops.transpose(h_flat), dhu)
-        if "rb" in params:
-            grads["rb"] = ops.sum(dhu, axis=0)
-    else:
-        grads["U"] = ops.matmul(ops.transpose(h_flat), da_flat)
-    if "P" in params:
-        c_prev = ops.concatenate([ops.expand_dims(c0, 0), c_seq[:-1]], axis=0)
-        da_i, da_f, da_o = da[..., :n], da[..., n : 2 * n], da[..., 3 * n :]
-        grads["P"] = ops.stack(
-            [
-                ops.sum(da_i * c_prev, axis=(0, 1)),
-                ops.sum(da_f * c_prev, axis=(0, 1)),
-                ops.sum(da_o * c_seq, axis=(0, 1)),
-            ]
-        )
-    return grads
 
 
 def _project(x_t, params):
@@ -334,66 +207,12 @@ def _project_gates(kind, x, params):
     n = params["U"].shape[0]
     flat = ops.reshape(x, (-1, x.shape[-1]))
     parts = []
-    for g in range(BLOCKS[kind]):
+    for g in range(FORMS[kind]):
         part = ops.matmul(flat, w[:, g * n : (g + 1) * n])
         if b is not None:
             part = part + b[g * n : (g + 1) * n]
         parts.append(ops.reshape(part, ops.shape(x)[:2] + (n,)))
     return tuple(parts), params
-
-
-def _input_grads(params, x, da):
-    """``dX = dA W^T``, ``dW = X^T dA``, ``db = sum dA`` (single products), or
-    ``dZ = dA`` when the input was already projected."""
-    if "W" not in params:
-        return da, {}
-    width = da.shape[-1]
-    da_flat = ops.reshape(da, (-1, width))
-    x_flat = ops.reshape(x, (-1, x.shape[-1]))
-    grads = {"W": ops.matmul(ops.transpose(x_flat), da_flat)}
-    if "b" in params:
-        grads["b"] = ops.sum(da_flat, axis=0)
-    dx = ops.reshape(ops.matmul(da_flat, ops.transpose(params["W"])), ops.shape(x))
-    return dx, grads
-
-
-def _chunks(steps, chunks):
-    """``(start, end)`` of the chunks of steps the reverse loop runs, last
-    chunk first; one chunk of all steps when the length is unknown or
-    shorter than ``chunks``."""
-    if steps is None or chunks <= 1 or steps < chunks:
-        return [(0, steps)]
-    bounds = [round(steps * i / chunks) for i in range(chunks + 1)]
-    return [(a, b) for a, b in reversed(list(zip(bounds[:-1], bounds[1:]))) if a < b]
-
-
-def _steps(v, start, end):
-    """Steps ``start:end`` of a time-major sequence (``v`` itself, not a
-    slice, when they are all of it or ``v`` is None)."""
-    if v is None or (start == 0 and end in (None, v.shape[0])):
-        return v
-    return v[start:end]
-
-
-def _chunk_grads(kind, params, da, x, h_seq, h0, c_seq, c0, saved, start, end):
-    """The weight and input gradients of steps ``start:end``, from that
-    chunk's gate gradients ``da``; the states before the chunk are read from
-    the sequences. Returns ``(dx, grads)``."""
-
-    def part(v):
-        return _steps(v, start, end)
-
-    h_before = h0 if start == 0 else h_seq[start - 1]
-    c_before = c0 if start == 0 or c_seq is None else c_seq[start - 1]
-    saved = tuple(part(v) for v in saved)
-    grads = _weight_grads(kind, params, da, part(h_seq), h_before, part(c_seq), c_before, saved)
-    dx, input_grads = _input_grads(params, part(x), da)
-    grads.update(input_grads)
-    return dx, grads
-
-
-def _add_grads(total, part):
-    return part if not total else {k: total[k] + part[k] for k in total}
 
 
 def _select(m, new, old):
@@ -419,7 +238,7 @@ def recurrent_loop(
     """Run the recurrence of ``kind`` over a time-major input.
 
     Args:
-        kind: a key of ``BLOCKS``.
+        kind: a key of ``FORMS`` (``keras_seqmodels.cells.forms``).
         x: ``(time, batch, features)`` input.
         states: tuple of initial states, ``(h0,)`` or ``(h0, c0)`` for the LSTM.
         params: dict from ``cell_params``.
@@ -743,7 +562,7 @@ def _tf_loop(
                 xs += [c_prev, c_seq]
             if has_mask:
                 xs.append(m)
-            k = BLOCKS[kind]
+            k = FORMS[kind]
             da0 = tf.zeros(tf.concat([tf.shape(h0)[:1], [k * h0.shape[-1]]], 0), h0.dtype)
             init = (dfin[0], dfin[1], da0) if two_states else (dfin[0], da0)
             backward = _tf_scans(kind, n_states, has_mask, True, jit)[1]

@@ -8,7 +8,7 @@ with two methods:
 - ``plan(layer, call)``: a ``Plan`` if the kernel computes this ``call``
   (a ``Call``: the sequences, initial states, mask and training flag) of
   ``layer``, else ``None``. Planning reads the layer's settings, shapes,
-  dtypes, the device and the form the cell declares (``cell.fused_form()``);
+  dtypes, the device and the form the cell declares (``cells.forms.fused_form``);
   it computes nothing.
 - ``run(plan)``: the loop's ``Result``, which ``Recurrent`` turns into its
   outputs (stateful carry, ``return_sequences``, ``return_state``).
@@ -35,6 +35,7 @@ import keras
 from keras import ops, tree
 
 from keras_seqmodels._compat import DropoutRNNCell, backend_rnn
+from keras_seqmodels.cells.forms import FORMS
 from keras_seqmodels.layers import backend_rnn as library_rnn
 from keras_seqmodels.layers import fused_rnn
 
@@ -224,7 +225,7 @@ class LibraryKernel:
 
 
 def _inference_kinds():
-    every = tuple(fused_rnn.BLOCKS)
+    every = tuple(FORMS)
     return {"tensorflow": ("gru",), "jax": ("gru",), "jax_cpu": every, "jax_gpu": every}
 
 
@@ -263,7 +264,7 @@ class FusedTuning:
 
 @dataclasses.dataclass
 class FusedPlan(Plan):
-    kind: str = None  # a key of fused_rnn.BLOCKS
+    kind: str = None  # a key of keras_seqmodels.cells.forms.FORMS
     jit: bool = False
     hoist: bool = False
     groups: int = 1
@@ -280,7 +281,7 @@ def _platform():
 
 class FusedKernel:
     """The fused loops of ``fused_rnn`` for the cells that declare a fused
-    form (``cell.fused_form()``), on TensorFlow and JAX."""
+    form (``keras_seqmodels.cells.forms.fused_form``), on TensorFlow and JAX."""
 
     def __init__(self, tuning=None):
         self.tuning = tuning or FusedTuning()

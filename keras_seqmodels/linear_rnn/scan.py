@@ -76,6 +76,10 @@ def _mul(x, y):
     return (xr * yr - xi * yi, xr * yi + xi * yr)
 
 
+def _conj(x):
+    return x if len(x) == 1 else (x[0], -x[1])
+
+
 def _add(x, y):
     return tuple(u + v for u, v in zip(x, y))
 
@@ -150,22 +154,71 @@ class JaxAssociativeScan:
 
 class TFChunkedScan:
     """``tf.scan`` over chunks of ``chunk`` steps, each chunk unrolled
-    (TensorFlow; unknown batch and length, eager, graph and XLA)."""
+    (TensorFlow; unknown batch and length, eager, graph and XLA).
+
+    The loop runs as a ``tf.function``, compiled with XLA when the length is
+    known and ``jit`` (Keras's ``fit`` on a CPU does not compile the model;
+    the loop's thousands of small ops then cost their dispatch each). Its
+    gradient is the reverse scan, through the same function:
+    ``g(t) = dL/dh(t) + conj(a(t+1)) g(t+1)``, ``dL/db(t) = g(t)``,
+    ``dL/da(t) = g(t) conj(h(t-1))``."""
 
     name = "tf_chunked"
 
-    def __init__(self, chunk=16):
+    def __init__(self, chunk=16, jit=True):
         self.chunk = chunk
+        self.jit = jit
+        self._graphs = {}
 
     def plan(self, call):
         if keras.backend.backend() != "tensorflow":
             return None
         return Plan(self, call)
 
+    def _function(self, a, b):
+        import tensorflow as tf
+
+        jit = bool(self.jit and b[0].shape[1] is not None)
+        key = (len(a), len(b[0].shape), b[0].dtype, jit)
+        if key not in self._graphs:
+            spec = tf.TensorSpec([None] * key[1], b[0].dtype)
+            pair = (spec,) * key[0]
+            self._graphs[key] = tf.function(
+                self._chunked, input_signature=[pair, pair], jit_compile=jit
+            )
+        return self._graphs[key]
+
     def run(self, plan):
         import tensorflow as tf
 
         a, b = plan.call
+        n = len(a)
+        scan_fn = self._function(a, b)
+
+        @tf.custom_gradient
+        def scan_with_gradient(*ab):
+            # The loop's own gradient is never taken (XLA's loops cannot
+            # hand their stacks back to TensorFlow): only this function's.
+            ab = tuple(tf.stop_gradient(x) for x in ab)
+            a, b = ab[:n], ab[n:]
+            h = scan_fn(a, b)
+
+            def grad(*dh):
+                conj = _conj(a)
+                a_next = tuple(tf.concat([x[:, 1:], tf.zeros_like(x[:, :1])], 1) for x in conj)
+                flip = lambda xs: tuple(tf.reverse(x, [1]) for x in xs)  # noqa: E731
+                dh = tuple(tf.stop_gradient(x) for x in dh)
+                g = flip(scan_fn(flip(a_next), flip(dh)))
+                h_prev = tuple(tf.concat([tf.zeros_like(x[:, :1]), x[:, :-1]], 1) for x in h)
+                return _mul(g, _conj(h_prev)) + g
+
+            return h, grad
+
+        return scan_with_gradient(*a, *b)
+
+    def _chunked(self, a, b):
+        import tensorflow as tf
+
         c = self.chunk
         length = tf.shape(b[0])[1]
         pad = (-length) % c

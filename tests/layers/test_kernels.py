@@ -8,7 +8,8 @@ import pytest
 from recurrent_grads import np_
 
 import keras_seqmodels as ks
-from keras_seqmodels.layers import backend_rnn, fused_rnn, kernels
+from keras_seqmodels.cells.forms import fused_form
+from keras_seqmodels.layers import backend_rnn, kernels
 
 BACKEND = keras.backend.backend()
 
@@ -54,24 +55,24 @@ def test_the_generic_kernel_always_plans_and_the_fused_one_only_for_its_cells():
 
 
 def test_cells_declare_their_fused_form():
-    assert fused_rnn.cell_kind(ks.cells.LSTMCell(3, use_peepholes=True)) == "lstm"
-    assert fused_rnn.cell_kind(ks.cells.GRUCell(3)) == "gru_after"
-    assert fused_rnn.cell_kind(ks.cells.GRUCell(3, reset_after=False)) == "gru"
-    assert fused_rnn.cell_kind(ks.cells.GatedCell(3)) == "gated"
-    assert fused_rnn.cell_kind(ks.cells.GatedCell(3, recurrent_activation="hard_sigmoid")) is None
-    assert fused_rnn.cell_kind(ks.cells.LeakyCell(3)) is None
-    assert fused_rnn.cell_kind(keras.layers.LSTMCell(3)) is None
+    assert fused_form(ks.cells.LSTMCell(3, use_peepholes=True)) == "lstm"
+    assert fused_form(ks.cells.GRUCell(3)) == "gru_after"
+    assert fused_form(ks.cells.GRUCell(3, reset_after=False)) == "gru"
+    assert fused_form(ks.cells.GatedCell(3)) == "gated"
+    assert fused_form(ks.cells.GatedCell(3, recurrent_activation="hard_sigmoid")) is None
+    assert fused_form(ks.cells.LeakyCell(3)) is None
+    assert fused_form(keras.layers.LSTMCell(3)) is None
 
     class Inherited(ks.cells.ElmanCell):  # may change ``step``: not trusted
         pass
 
     class Declared(ks.cells.ElmanCell):  # says it computes the same equations
-        def fused_form(self):
-            return super().fused_form()
+        def form(self):
+            return super().form()
 
-    assert fused_rnn.cell_kind(Inherited(3)) is None
-    assert fused_rnn.cell_kind(Declared(3)) == "elman"
-    assert fused_rnn.cell_kind(Declared(3, activation="relu")) is None
+    assert fused_form(Inherited(3)) is None
+    assert fused_form(Declared(3)) == "elman"
+    assert fused_form(Declared(3, activation="relu")) is None
 
 
 @pytest.mark.parametrize("switch, flag", [
