@@ -116,8 +116,10 @@ def run_worker(backend, lengths, names, batch, features, units, repeats):
         import keras
 
         if keras.backend.backend() != backend:
-            raise SystemExit(f"linear_rnn_throughput: Keras runs {keras.backend.backend()}, "
-                             f"not {backend} (set KERAS_BACKEND before importing Keras).")
+            raise SystemExit(
+                f"linear_rnn_throughput: Keras runs {keras.backend.backend()}, "
+                f"not {backend} (set KERAS_BACKEND before importing Keras)."
+            )
         runners_for = lambda t: keras_runners(names, batch, t, features, units)  # noqa: E731
         to = lambda a: a  # noqa: E731
     rows = []
@@ -168,8 +170,13 @@ def table(rows):
     for r in sorted(rows, key=lambda r: (r["backend"], r["length"], r["model"])):
         b = base.get((r["backend"], r["length"]))
         f = first[(r["backend"], r["model"])]
-        speed = ("%.1fx" % (b["train_ms"] / r["train_ms"]), "%.1fx" % (b["infer_ms"] / r["infer_ms"])) if b else ("", "")
-        growth = "%.1f (%.0f)" % (r["train_ms"] / f["train_ms"], r["length"] / f["length"])
+        speed = ("", "")
+        if b:
+            speed = (
+                f"{b['train_ms'] / r['train_ms']:.1f}x",
+                f"{b['infer_ms'] / r['infer_ms']:.1f}x",
+            )
+        growth = f"{r['train_ms'] / f['train_ms']:.1f} ({r['length'] / f['length']:.0f})"
         lines.append(f"| {r['backend']} | {r['length']} | {r['model']} | {r['train_ms']:.1f} "
                      f"| {r['infer_ms']:.1f} | {speed[0]} | {speed[1]} | {growth} |")  # fmt: skip
     return "\n".join(lines)
@@ -204,8 +211,9 @@ def main():
     names = [n for n in args.layers.split(",") if n]
     unknown = [n for n in names if n not in LAYERS]
     if unknown:
-        raise SystemExit(f"linear_rnn_throughput: --layers must be among {list(LAYERS)}; "
-                         f"received {unknown}")
+        raise SystemExit(
+            f"linear_rnn_throughput: --layers must be among {list(LAYERS)}; received {unknown}"
+        )
     if args.worker:
         rows = run_worker(args.worker, lengths, names, args.batch, args.features, args.units,
                           args.repeats)  # fmt: skip
