@@ -11,7 +11,7 @@ python -m ruff check keras_seqmodels tests benchmarks examples zoo || failed+=("
 KERAS_BACKEND=tensorflow python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests \
     || failed+=("pytest on TensorFlow")
 KERAS_BACKEND=jax python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile -m "not tf_only" \
-    tests/cells tests/layers tests/tagging tests/trees tests/memory tests/seq2seq tests/training \
+    tests/cells tests/layers tests/tagging tests/trees tests/memory tests/seq2seq tests/training tests/linear_rnn \
     || failed+=("pytest on JAX")
 if [ "${#failed[@]}" -gt 0 ]; then
     printf 'FAILED: %s\n' "${failed[@]}" >&2
