@@ -234,6 +234,21 @@ def test_runs_inside_keras_rnn():
                                atol=1e-6)
 
 
+def test_recurrent_returns_outputs_with_a_mask_when_output_and_state_sizes_differ():
+    # docs/designs.md: Keras 3.15's masked JAX loop in keras.layers.RNN returns
+    # the states there; Recurrent returns the outputs on every backend.
+    x = np.random.default_rng(5).standard_normal((2, 5, 3)).astype("float32")
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+    cell = ks.cells.StateMachineCell(keras.layers.Dense(4, activation="tanh"),
+                                     output=keras.layers.Dense(1))  # fmt: skip
+    layer = ks.layers.Recurrent(cell, return_sequences=True, zero_output_for_mask=False)
+    out = ops.convert_to_numpy(layer(x, mask=mask))
+    assert out.shape == (2, 5, 1)
+    alone = ops.convert_to_numpy(layer(x[:1, :3]))
+    np.testing.assert_allclose(out[0, :3], alone[0], atol=1e-6)
+    np.testing.assert_allclose(out[0, 3:], np.repeat(alone[0, 2:], 2, axis=0), atol=1e-6)
+
+
 def test_fit_learns_the_initial_state():
     """Targets that depend only on s0 (zero inputs, zero transition weights
     frozen): fit moves s0 to them."""
