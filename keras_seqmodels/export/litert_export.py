@@ -343,8 +343,22 @@ def _functional(model):
     raise ValueError(
         f"to_litert: model '{getattr(model, 'name', model)}' is not a functional or "
         "Sequential model; rebuild it with keras.Input and the functional API "
-        "(a subclassed model's call cannot be walked layer by layer)"
+        "(a subclassed model's call cannot be walked layer by layer)" + _network_hint(model)
     )
+
+
+def _network_hint(model):
+    """Where a subclassed model runs a functional ``network`` (a
+    ``WordLanguageModel``: its call is ``network(ids)``), how to export that."""
+    import keras
+
+    network = getattr(model, "network", None)
+    if isinstance(network, keras.Model) and getattr(network, "inputs", None):
+        return (
+            "; its id-level network is a functional model: export model.network "
+            "(the model's call is that network's, so the outputs are the same)"
+        )
+    return ""
 
 
 # Conversion -----------------------------------------------------------------

@@ -313,12 +313,18 @@ def to_onnx(model, path, *, opset=None):
         keras_inputs = None
     if not keras_inputs:
         why = _WHY_NOT.get(type(model).__name__)
+        network = getattr(model, "network", None)
+        if why is None and isinstance(network, keras.Model) and getattr(network, "inputs", None):
+            advice = ("its id-level network is a functional model: export model.network (the "
+                      "model's call is that network's, so the outputs are the same)")  # fmt: skip
+        elif why:
+            advice = f"{why}; use the SavedModel export"
+        else:
+            advice = "build it with keras.Input (a functional or Sequential model)"
         raise ValueError(
             f"to_onnx: model {type(model).__name__} '{model.name}' has no symbolic inputs "
-            "(a subclassed model); "
-            + (f"{why}; use the SavedModel export" if why else "build it with keras.Input "
-               "(a functional or Sequential model)")
-        )  # fmt: skip
+            f"(a subclassed model); {advice}"
+        )
     strings = [t.name for t in keras_inputs if str(t.dtype) == "string"]
     if strings:
         inner = [layer.name for layer in model.layers if isinstance(layer, keras.Model)]
