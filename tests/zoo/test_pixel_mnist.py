@@ -159,3 +159,24 @@ def test_trains_and_evaluates_on_jax_without_tensorflow(tmp_path):
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1])["examples"] == 16
+
+
+@pytest.mark.parametrize("layer", ["lstm", "mingru", "minlstm"])
+def test_chrono_biases_start_the_forget_gates_at_long_time_constants(layer):
+    units = 64
+    model = network.build_model(dict(SMALL, layer=layer, units=units, chrono=True))
+    bias = model.get_layer(f"block_1_{layer}").get_weights()[-1]
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    if layer == "lstm":  # gates i, f, g, o
+        forget, other = sigmoid(bias[units : 2 * units]), sigmoid(bias[:units])
+        keep = forget / (forget + other)  # the share of c(t-1) kept when i and f are balanced
+    elif layer == "minlstm":  # f, i, h: a = f / (f + i)
+        forget, other = sigmoid(bias[:units]), sigmoid(bias[units : 2 * units])
+        keep = forget / (forget + other)
+    else:  # z, h: a = 1 - z
+        keep = 1 - sigmoid(bias[:units])
+    tau = 1 / (1 - keep)
+    assert tau.min() >= 2 - 1e-3 and tau.max() <= 784 + 1e-3
+    assert tau.max() > 300 and np.median(tau) > 100  # uniform over [2, 784]
+    plain = network.build_model(dict(SMALL, layer=layer, units=units, chrono=False))
+    assert not np.any(plain.get_layer(f"block_1_{layer}").get_weights()[-1][:units] < -1)

@@ -11,6 +11,7 @@ CONFIG = {
     "units": 128,  # the width of every block (and of the recurrent layer)
     "blocks": 4,  # residual blocks: LayerNorm -> recurrent layer -> GLU -> dropout
     "dropout": 0.1,  # after each block's GLU, and before the scores
+    "chrono": True,  # forget-gate biases at time constants up to 784 steps (lstm, min*)
     "pool": "mean",  # over the 784 steps: "mean" or "last"
     "learning_rate": 2e-3,  # the peak of the schedule (AdamW)
     "weight_decay": 0.05,  # AdamW's, on the matrices (not biases, norms, recurrent vectors)

@@ -4,7 +4,9 @@ Pixels ``(batch, 28, 28)`` 0-255 -> scaled by 1/255 -> 784 steps of one
 value (raster order, or one fixed permutation, ``permutation_seed``) ->
 Dense(units) -> ``blocks`` x residual block [LayerNorm -> recurrent layer ->
 GLU -> Dropout, added to the block's input] -> LayerNorm -> mean (or last)
-over the steps -> Dropout -> Dense(10) logits.
+over the steps -> Dropout -> Dense(10) logits. With ``chrono``, the gated
+layers' forget biases start at time constants up to 784 steps
+(``chrono_biases``).
 
 Only Keras's and the package's registered layers: the permutation is a
 frozen 0/1 ``Dense`` (784 x 784, exact in float32 and float16: each output
@@ -50,6 +52,27 @@ def recurrent_layer(kind, units, name):
     return linear_rnn.HawkBlock(units, return_sequences=True, name=name)
 
 
+def chrono_biases(kind, bias, units, rng, t_max=PIXELS):
+    """``bias`` of a gated layer with the chrono initialisation (Tallec and
+    Ollivier 2018): each unit's forget gate starts at a time constant ``tau``
+    drawn uniformly in ``[2, t_max]``, so that at the start of training some
+    units keep what they read for hundreds of steps (a zero bias halves the
+    state at every step). ``lstm`` (gates ``i, f, g, o``): ``b_f = log(tau - 1)``,
+    ``b_i = -b_f``; ``minlstm`` (``f, i, h``): the same, so ``f / (f + i) = 1 -
+    1 / tau``; ``mingru`` (``z, h``): ``b_z = -log(tau - 1)``, so ``1 - z = 1 - 1
+    / tau``. Other layers are returned unchanged (the LRU and Hawk draw their
+    own decay rates)."""
+    bias = np.array(bias)
+    log_tau = np.log(rng.uniform(1.0, t_max - 1.0, units))
+    if kind == "lstm":
+        bias[:units], bias[units : 2 * units] = -log_tau, log_tau
+    elif kind == "minlstm":
+        bias[:units], bias[units : 2 * units] = log_tau, -log_tau
+    elif kind == "mingru":
+        bias[:units] = -log_tau
+    return bias
+
+
 def check_options(config, owner="pixel-mnist"):
     """Named errors for options the argument parser cannot check."""
     if config["layer"] not in LAYERS:
@@ -85,7 +108,12 @@ def build_model(config, name="pixel-mnist"):
     x = keras.layers.Dense(units, name="encoder")(x)
     for i in range(1, config["blocks"] + 1):
         y = keras.layers.LayerNormalization(name=f"block_{i}_norm")(x)
-        y = recurrent_layer(config["layer"], units, f"block_{i}_{config['layer']}")(y)
+        recurrent = recurrent_layer(config["layer"], units, f"block_{i}_{config['layer']}")
+        y = recurrent(y)
+        if config.get("chrono", False) and config["layer"] in ("lstm", "minlstm", "mingru"):
+            *matrices, bias = recurrent.get_weights()
+            rng = np.random.default_rng(config["seed"] * 100 + i)
+            recurrent.set_weights([*matrices, chrono_biases(config["layer"], bias, units, rng)])
         value = keras.layers.Dense(units, name=f"block_{i}_value")(y)
         gate = keras.layers.Dense(units, activation="sigmoid", name=f"block_{i}_gate")(y)
         y = keras.layers.Multiply(name=f"block_{i}_glu")([value, gate])

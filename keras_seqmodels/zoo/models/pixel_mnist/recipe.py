@@ -45,7 +45,7 @@ MIN_RATE = 0.02  # the floor of the cosine decay, a fraction of the peak rate
 
 # Variables without weight decay (Keras matches these names by regular expression):
 # biases, LayerNorm's scale and offset, and the recurrences' per-unit vectors.
-NO_DECAY = ("bias", "gamma", "beta", "nu", "theta", "log", "decay", "lambda")
+NO_DECAY = ("bias", "gamma", "beta", "nu", "theta", "log", "a_param", "lambda")
 
 
 def load_data(data_dir, split, smoke, config):

@@ -48,7 +48,7 @@ TASK = (
     "with linear-recurrence blocks"
 )
 MIN_RATE = 0.02
-NO_DECAY = ("bias", "gamma", "beta", "nu", "theta", "log", "decay", "lambda")
+NO_DECAY = ("bias", "gamma", "beta", "nu", "theta", "log", "a_param", "lambda")
 _SIZE = ("units", "blocks", "layer", "mlp_ratio")
 
 
