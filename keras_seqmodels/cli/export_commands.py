@@ -2,6 +2,7 @@
 zoo model or a ``.keras`` file as a SavedModel (a folder), a LiteRT flatbuffer
 (``OUT`` a ``.tflite`` file) or an ONNX graph (``OUT`` a ``.onnx`` file)."""
 
+import functools
 import os
 import re
 import sys
@@ -13,16 +14,20 @@ from keras_seqmodels.cli import options
 from keras_seqmodels.utils.errors import UserError
 from keras_seqmodels.utils.loading import load_model_file
 
-_LITERT_ONLY = "--quantize, --representative-data and --batch-size are for --format litert"
+_LITERT_ONLY = (
+    "--quantize, --representative-data, --batch-size and --strict are for --format litert"
+)
 # The writers' Python argument names, as the command's flags.
 _FLAGS = (
     (r"pass batch_size=1 \(or any int\) to to_litert", "pass --batch-size 1 (or any size)"),
     (r"\bbatch_size=", "--batch-size "),
     (r"`?representative_data`?", "--representative-data"),
+    (r"\bstrict=True\b", "--strict"),
     (r"quantize='(\w+)' or '(\w+)'", r"--quantize \1 or \2"),
     (r"quantize='(\w+)'", r"--quantize \1"),
     (r"\bto_(litert|onnx): ", ""),
 )
+_ANNOUNCE_AFTER = 3.0  # seconds before an export says what it writes
 _PROGRESS_EVERY = 15.0  # seconds between "still writing" lines
 
 
@@ -57,15 +62,19 @@ def _say(text):
 
 
 def _write_announced(write, what):
-    """Run ``write()`` with a line on standard error when it starts, one every
-    ``_PROGRESS_EVERY`` seconds while it runs (a LiteRT conversion of a large
-    model takes a minute and several GB), and the time and peak memory at the
-    end; each distinct warning of the writers once, as the package's."""
+    """Run ``write()``, saying on standard error, once it has run
+    ``_ANNOUNCE_AFTER`` seconds, what it writes, then every
+    ``_PROGRESS_EVERY`` seconds the time and memory so far (a LiteRT
+    conversion of a large model takes a minute and several GB), and at the
+    end the time and peak memory; each distinct warning of the writers once,
+    as the package's. A quick failure stays the command's one error line."""
     start = time.monotonic()
     done = threading.Event()
-    _say(f"writing {what}...")
 
     def tick():
+        if done.wait(_ANNOUNCE_AFTER):
+            return
+        _say(f"writing {what}...")
         while not done.wait(_PROGRESS_EVERY):
             seconds = time.monotonic() - start
             _say(f"still writing {what}: {seconds:.0f} s, {_memory_gb():.1f} GB in use")
@@ -90,12 +99,14 @@ def _write_announced(write, what):
 
 
 def _export(args):
-    """One path for every format and source: a zoo task or a ``.keras``
-    file, written by ``keras_seqmodels.export.write``."""
+    """One path for every format and source: a zoo model's ``Task.export``
+    or ``keras_seqmodels.export.write`` of a ``.keras`` file, which
+    ``Task.export`` calls with the writer and options of the model's spec."""
     from keras_seqmodels import export, zoo
 
     target = export.FORMATS[args.format]
-    if args.format != "litert" and (args.quantize or args.representative_data or args.batch_size):
+    litert_options = (args.quantize, args.representative_data, args.batch_size, args.strict)
+    if args.format != "litert" and any(litert_options):
         raise UserError(_LITERT_ONLY)
     if args.quantize == "int8" and args.representative_data is None:
         raise UserError(
@@ -122,18 +133,20 @@ def _export(args):
             "quantize": args.quantize,
             "representative_data": _representative(args.representative_data),
             "batch_size": args.batch_size,
+            "strict": args.strict,
         }
     if args.name.endswith(".keras"):
-        source = load_model_file(args.name)
+        write = functools.partial(export.write, load_model_file(args.name))
     else:
         try:
-            source = zoo.load(args.name)
+            write = zoo.load(args.name).export  # its spec's writer and options
         except KeyError as err:
             raise UserError(str(err).strip("'\"")) from None
-    what = f"{args.name} as a {target.written}"
+    article = "an" if target.written[:1] in "AEIOU" else "a"
+    what = f"{args.name} as {article} {target.written}"
     try:
         written = _write_announced(
-            lambda: export.write(source, args.directory, args.format, **export_options), what
+            lambda: write(args.directory, args.format, **export_options), what
         )
     except FileExistsError as err:
         raise UserError(str(err)) from None
@@ -225,6 +238,13 @@ def register(subparsers):
         metavar="FILE",
         help="LiteRT int8: a .npy (one input) or .npz (one array per input) of real "
         "inputs that calibrate the integer ranges",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="LiteRT only: an option that did not take effect in the file (weights left "
+        "float32 by --quantize, a layer written as a loop instead of the fused op) is an "
+        "error and nothing is written, instead of a warning",
     )
     p.add_argument(
         "--beam",

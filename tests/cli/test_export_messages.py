@@ -48,12 +48,36 @@ def test_warnings_once_as_the_packages_and_progress_with_peak_memory(tmp_path):
     code, out, err = run_cli(argv)
     assert code == 0, err
     lines = err.strip().splitlines()
-    assert lines[0] == f"seqmodels export: writing {path} as a LiteRT flatbuffer..."
     assert lines[-1].startswith("seqmodels export: done in ") and " GB" in lines[-1]
     warned = [line for line in lines if line.startswith("seqmodels export: warning: ")]
     assert len(warned) == 1 and "receives a mask" in warned[0], err
     assert "keras/src" not in err and "to_litert" not in err
     assert out_file.stat().st_size > 0 and f"wrote {out_file}" in out
+
+
+def test_a_long_export_says_what_it_writes_and_its_progress(tmp_path, monkeypatch):
+    import time
+
+    from keras_seqmodels import export
+    from keras_seqmodels.cli import export_commands
+
+    monkeypatch.setattr(export_commands, "_ANNOUNCE_AFTER", 0.1)
+    monkeypatch.setattr(export_commands, "_PROGRESS_EVERY", 0.2)
+    written = export.write
+
+    def slow(*args, **kwargs):
+        time.sleep(0.7)
+        return written(*args, **kwargs)
+
+    monkeypatch.setattr(export, "write", slow)
+    path = _save(tmp_path, ks.layers.LSTM(4), (5, 3))
+    code, out, err = run_cli(["export", path, str(tmp_path / "m.onnx"), "--format", "onnx"])
+    assert code == 0, err
+    lines = err.strip().splitlines()
+    assert lines[0] == f"seqmodels export: writing {path} as an ONNX graph..."
+    assert any(line.startswith("seqmodels export: still writing ") and " GB in use" in line
+               for line in lines)  # fmt: skip
+    assert lines[-1].startswith("seqmodels export: done in ")
 
 
 @pytest.mark.parametrize(
