@@ -1,5 +1,6 @@
-"""Export models for serving: ``write(model_or_task, path, format=...)``,
-one entry and one calling convention for every format in ``FORMATS``.
+"""Export models for serving: ``write(model, path, format=...)``, one entry
+and one calling convention for every format in ``FORMATS``; a zoo model's
+``Task.export(path, format=...)`` calls it with its spec's writer.
 
 - ``savedmodel``: a TensorFlow SavedModel (a folder) whose
   ``serving_default`` signature takes the model's natural input (strings,
@@ -11,9 +12,10 @@ Where things live. Every writer is a function ``writer(model, path,
 **options)`` that returns ``path``. ``FORMATS`` names each format's
 generic writer: ``generic.export_model`` (any model's SavedModel),
 ``litert_export.to_litert`` and ``onnx_export.to_onnx``. ``write`` picks,
-in order: the model's own writer for the format (a zoo task passes the one
-its ``ModelSpec.exporters`` names, with the options its spec declares;
-``keras_seqmodels.zoo`` feeds this lookup, this package never imports it),
+in order: the model's own writer for the format (``writer=``: a zoo task
+passes the one its ``ModelSpec.exporters`` names, with the options its spec
+declares; ``keras_seqmodels.zoo`` feeds this lookup, this package never
+imports or calls it),
 the SavedModel writer of the model's type (``exporter_for_model``: one
 module per type: ``translation.py``, ``language_model.py``, ``trees.py``,
 ``tagging.py``; ``images.py``, ``question_answering.py`` and
@@ -40,7 +42,7 @@ batches are answered (empty or blank results). Each export refuses a target
 directory that is not empty.
 
     >>> import keras_seqmodels as ks  # doctest: +SKIP
-    >>> ks.export.write(ks.zoo.load(NAME), "/tmp/served")  # doctest: +SKIP
+    >>> ks.zoo.load(NAME).export("/tmp/served")  # doctest: +SKIP
     >>> ks.zoo.load(NAME).export("/tmp/m.tflite", format="litert")  # doctest: +SKIP
     >>> ks.export.write("my_esn.keras", "/tmp/esn.onnx", format="onnx")  # doctest: +SKIP
 """
@@ -125,22 +127,20 @@ def exporter_for_model(model):
     return FORMATS["savedmodel"].writer(), None
 
 
-def write(model_or_task, path, format="savedmodel", *, writer=None, **options):
-    """Write a model, a ``.keras`` file or a zoo task in ``format``.
+def write(model, path, format="savedmodel", *, writer=None, **options):
+    """Write a model or a ``.keras`` file in ``format``.
 
     Args:
-        model_or_task: a ``keras.Model``; a path to a ``.keras`` file
-            (opened by ``utils.loading.load_model_file``: sizes checked, safe
-            mode); or a zoo task (``keras_seqmodels.zoo.load(name)``, or any
-            object with ``.model``, ``.name`` and ``.export_plan(format)``
-            returning ``(writer or None, options)``: its spec's own writer
-            for the format and the options the spec declares, e.g. a shipped
-            vocabulary).
+        model: a ``keras.Model``, or a path to a ``.keras`` file (opened by
+            ``utils.loading.load_model_file``: sizes checked, safe mode). A
+            zoo model: ``keras_seqmodels.zoo.load(name).export(path,
+            format)``, which calls this with its spec's writer and options.
         path: the folder (``savedmodel``: must not exist or be empty) or the
             file (``litert``: ``.tflite``, ``onnx``: ``.onnx``) to write.
         format: a key of ``FORMATS``.
-        writer: the writer to use instead of the lookup (a zoo recipe passes
-            its spec's); ``(model, path, **options) -> path``.
+        writer: the writer to use instead of the lookup by model type
+            (a zoo model's spec names one, e.g. a SavedModel signature of
+            its own); ``(model, path, **options) -> path``.
         **options: passed to the writer (e.g. ``beam_size`` for a
             translator's SavedModel, ``quantize`` for LiteRT); an option the
             writer does not take is a ``ValueError`` naming it.
@@ -151,8 +151,8 @@ def write(model_or_task, path, format="savedmodel", *, writer=None, **options):
     Raises:
         ValueError: an unknown format, an option the writer does not take,
             or a model the format cannot carry (the writer's message).
-        TypeError: ``model_or_task`` is none of the above (a zoo name:
-            pass ``keras_seqmodels.zoo.load(name)``).
+        TypeError: ``model`` is neither (a zoo name: use
+            ``keras_seqmodels.zoo.load(name).export``).
         keras_seqmodels.utils.errors.ModelFileError: an unreadable ``.keras``
             file (``ModelFileNotFoundError``, also a ``FileNotFoundError``,
             for a missing one).
@@ -171,32 +171,22 @@ def write(model_or_task, path, format="savedmodel", *, writer=None, **options):
         raise ValueError(
             f"export: `format` must be one of {', '.join(FORMATS)}. Received: format={format!r}"
         )
-    served_name = None
-    if isinstance(model_or_task, keras.Model):
-        model = model_or_task
-    elif isinstance(model_or_task, str) and model_or_task.endswith(".keras"):
+    if isinstance(model, str) and model.endswith(".keras"):
         from keras_seqmodels.utils.loading import load_model_file
 
-        model = load_model_file(model_or_task, option="export")
-    elif hasattr(model_or_task, "export_plan") and isinstance(
-        getattr(model_or_task, "model", None), keras.Model
-    ):
-        model, served_name = model_or_task.model, model_or_task.name
-        own, declared = model_or_task.export_plan(format)
-        writer = writer or own
-        options = {**declared, **options}
-    else:
+        model = load_model_file(model, option="export")
+    elif not isinstance(model, keras.Model):
         raise TypeError(
-            "export: `model_or_task` must be a keras.Model, a path ending in .keras or a "
-            "zoo task (for a zoo name, pass keras_seqmodels.zoo.load(name)). "
-            f"Received: {model_or_task!r}"[:300]
+            "export: `model` must be a keras.Model or a path ending in .keras (for a zoo "
+            "model, keras_seqmodels.zoo.load(name).export(path, format=...)). "
+            f"Received: {model!r}"[:300]
         )
     kind = None
     if writer is None:
         writer, kind = exporter_for_model(model) if format == "savedmodel" else (None, None)
         writer = writer or FORMATS[format].writer()
     if format == "savedmodel":
-        options.setdefault("served_name", served_name or model.name or "model")
+        options.setdefault("served_name", model.name or "model")
     _check_options(writer, options, format, kind)
     writer(model, path, **options)
     return path
@@ -220,9 +210,9 @@ def _check_options(writer, options, format, kind):
         )
 
 
-def export(model_or_task, directory, **options):
-    """``write(model_or_task, directory, format="savedmodel", **options)``:
-    a TensorFlow SavedModel.
+def export(model, directory, **options):
+    """``write(model, directory, format="savedmodel", **options)``: a
+    TensorFlow SavedModel.
 
     Example (TensorFlow backend):
 
@@ -232,7 +222,7 @@ def export(model_or_task, directory, **options):
     >>> os.path.isfile(os.path.join(out, "saved_model.pb"))
     True
     """
-    return write(model_or_task, directory, "savedmodel", **options)
+    return write(model, directory, "savedmodel", **options)
 
 
 def to_onnx(model, path, *, opset=None):

@@ -135,9 +135,10 @@ class Task:
         return spec.default_export_options()
 
     def export_plan(self, format):
-        """``(writer, options)`` for ``keras_seqmodels.export.write``: the
-        writer its spec names for ``format`` (``None``: the format's lookup
-        by model type) and ``export_options(format)``."""
+        """``(writer, options)`` that ``export`` hands to
+        ``keras_seqmodels.export.write``: the writer its spec names for
+        ``format`` (``None``: the format's lookup by model type) and
+        ``export_options(format)``."""
         spec = _spec(self.name)
         return (None if spec is None else spec.exporter(format)), self.export_options(format)
 
@@ -156,7 +157,10 @@ class Task:
         """
         from keras_seqmodels import export
 
-        return export.write(self, path, format, **options)
+        writer, declared = self.export_plan(format)
+        if format == "savedmodel":  # the start of the signature's limit messages
+            declared = {**declared, "served_name": self.name}
+        return export.write(self.model, path, format, writer=writer, **{**declared, **options})
 
 
 def _spec(name):

@@ -106,13 +106,13 @@ def served(tmp_path_factory):
 
     mnist = np.load(os.path.join(FIXTURES, "mnist_test_sample.npz"))
     pixels = mnist["images"][:8].astype("float32")
-    export.export(zoo.load("mnist-renet"), str(root / "mnist"))
+    zoo.load("mnist-renet").export(str(root / "mnist"))
     plan["mnist"] = {"dir": str(root / "mnist"), "signature": "serving_default"}
     feed["mnist__pixels"] = pixels
     expected["mnist"] = zoo.load("mnist-renet").model.predict(pixels, verbose=0)
 
     stories, questions, examples = _babi_cases()
-    export.export(zoo.load("babi-memn2n"), str(root / "babi"))
+    zoo.load("babi-memn2n").export(str(root / "babi"))
     with open(zoo.asset_path("babi-memn2n", "vocab"), encoding="utf-8") as f:
         vocabulary = json.load(f)["vocabulary"]
     ids = babi.vectorize(examples, vocabulary, 50, 11, 11)[:2]
@@ -123,7 +123,7 @@ def served(tmp_path_factory):
     expected["babi"] = (zoo.load("babi-memn2n").model.predict(list(ids), verbose=0), vocabulary)
 
     bits = np.random.default_rng(0).integers(0, 2, (3, 10, 8)).astype("float32")
-    export.export(zoo.load("ntm-copy"), str(root / "ntm"))
+    zoo.load("ntm-copy").export(str(root / "ntm"))
     plan["ntm"] = {"dir": str(root / "ntm"), "signature": "serving_default"}
     feed["ntm__bits"] = bits
     laid_out = np.zeros((3, 21, 9), "float32")  # bits, delimiter, recall steps
@@ -133,7 +133,7 @@ def served(tmp_path_factory):
     expected["ntm"] = (bits, logits)
 
     texts = ["the company said", "", "Stocks FELL sharply zzzunknown"]
-    export.export(zoo.load("ptb-lstm"), str(root / "ptb"))
+    zoo.load("ptb-lstm").export(str(root / "ptb"))
     plan["ptb"] = {"dir": str(root / "ptb"), "signature": "serving_default"}
     feed["ptb__text"] = np.array(texts)
     with open(zoo.asset_path("ptb-lstm", "vocabulary"), encoding="utf-8") as f:
@@ -218,15 +218,15 @@ def test_export_refuses_a_non_empty_folder_and_a_bad_name(tmp_path):
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "file").write_text("x")
     with pytest.raises(FileExistsError, match="not empty"):
-        export.export(zoo.load("mnist-renet"), str(tmp_path / "taken"))
-    with pytest.raises(TypeError, match="keras.Model, a path ending in .keras or a zoo task"):
+        zoo.load("mnist-renet").export(str(tmp_path / "taken"))
+    with pytest.raises(TypeError, match="must be a keras.Model or a path ending in .keras"):
         export.export(3, str(tmp_path / "new"))
-    with pytest.raises(TypeError, match=r"pass keras_seqmodels.zoo.load\(name\)"):
+    with pytest.raises(TypeError, match=r"keras_seqmodels.zoo.load\(name\).export"):
         export.export("mnist-renet", str(tmp_path / "new"))
     with pytest.raises(FileNotFoundError, match="no such file"):
         export.export(str(tmp_path / "missing.keras"), str(tmp_path / "new"))
     with pytest.raises(ValueError, match="`format` must be one of savedmodel, litert, onnx"):
-        export.write(zoo.load("mnist-renet"), str(tmp_path / "new"), "tflite")
+        zoo.load("mnist-renet").export(str(tmp_path / "new"), "tflite")
 
 
 def test_every_zoo_model_has_an_export_path():

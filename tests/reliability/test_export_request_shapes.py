@@ -185,7 +185,7 @@ def zoo_served(tmp_path_factory):
     root = tmp_path_factory.mktemp("zoo_exports")
     out = {}
     for name in sorted({name for name, _ in ZOO}):
-        directory = export.export(zoo.load(name), str(root / name))
+        directory = zoo.load(name).export(str(root / name))
         out[name] = tf.saved_model.load(directory)
     return out
 

@@ -352,7 +352,10 @@ def exported(tmp_path_factory):
         key = name or label
         if key not in dirs:
             dirs[key] = str(root / key.replace(":", "_"))
-            export.export(zoo.load(name) if name else _sequence_model(), dirs[key])
+            if name:
+                zoo.load(name).export(dirs[key])
+            else:
+                export.export(_sequence_model(), dirs[key])
     return dirs
 
 
