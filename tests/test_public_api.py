@@ -130,7 +130,10 @@ KERAS_NAMES = {
 PACKAGE_NAMES = {"vocab_size": "vocabulary_size", "embed_dim": "embedding_dim"}
 # Known departures, kept because a shipped artifact's config stores them.
 KNOWN = {("keras_seqmodels.memory.MemoryNetwork", "vocab_size"),
-         ("keras_seqmodels.memory.MemoryNetwork", "embed_dim")}
+         ("keras_seqmodels.memory.MemoryNetwork", "embed_dim"),
+         # A scan function, not a layer: ``reverse`` as jax.lax.scan names it.
+         ("keras_seqmodels.linear_rnn.linear_scan", "reverse"),
+         ("keras_seqmodels.linear_rnn.complex_linear_scan", "reverse")}
 
 
 @pytest.mark.parametrize("name,obj", EXPORTS, ids=IDS)
