@@ -11,7 +11,7 @@ from keras_seqmodels.linear_rnn.rg_lru import (
     default_gate_initializer,
     rglru_coefficients,
 )
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import bounds, validation
 
 
 def _gather_steps(x, index):
@@ -149,6 +149,8 @@ class HawkBlock(LinearRecurrent):
         if lru_units is None:
             lru_units = self.units
         self.lru_units = validation.check_positive_int(name, "lru_units", lru_units)
+        # A width, bounded as `units` is (a crafted config cannot allocate without limit).
+        bounds.check_size(name, "lru_units", self.lru_units, bounds.WIDTH, "widths")
         if not validation.is_int(conv_width) or not 1 <= conv_width <= 64:
             raise ValueError(
                 f"{name}: `conv_width` must be an integer in [1, 64]. "

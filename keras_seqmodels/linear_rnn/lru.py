@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from keras_seqmodels.linear_rnn.base import LinearRecurrent
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import bounds, validation
 
 
 def lru_lambda(nu_log, theta_log):
@@ -144,6 +144,8 @@ class LRU(LinearRecurrent):
         if state_units is None:
             state_units = self.units
         self.state_units = validation.check_positive_int(name, "state_units", state_units)
+        # A width, bounded as `units` is (a crafted config cannot allocate without limit).
+        bounds.check_size(name, "state_units", self.state_units, bounds.WIDTH, "widths")
         for arg, value in (("r_min", r_min), ("r_max", r_max), ("max_phase", max_phase)):
             if not validation.is_real(value) or not math.isfinite(value):
                 raise ValueError(

@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from keras_seqmodels.linear_rnn.base import LinearRecurrent
-from keras_seqmodels.utils import validation
+from keras_seqmodels.utils import bounds, validation
 
 
 def selective_ssm_coefficients(u, dt_in, b_t, a_log, dt_kernel, dt_bias):
@@ -137,6 +137,7 @@ class SelectiveSSM(LinearRecurrent):
                     f"Received: dt_rank={dt_rank!r}"
                 )
             dt_rank = validation.check_positive_int(name, "dt_rank", dt_rank)
+            bounds.check_size(name, "dt_rank", dt_rank, bounds.WIDTH, "widths")
         self.dt_rank = dt_rank
         self.dt_min = validation.check_positive_float(name, "dt_min", dt_min)
         self.dt_max = validation.check_positive_float(name, "dt_max", dt_max)

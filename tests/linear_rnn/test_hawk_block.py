@@ -165,6 +165,7 @@ def test_layer_contract():
 @pytest.mark.parametrize(
     "kwargs, words",
     [
+        ({"units": 2, "lru_units": 100_000}, "`lru_units` must be an integer in [1, 8,192]"),
         ({"units": 0}, "`units` must be a positive integer"),
         ({"units": 2, "lru_units": 0}, "`lru_units` must be a positive integer"),
         ({"units": 2, "conv_width": 0}, "`conv_width` must be an integer in [1, 64]"),

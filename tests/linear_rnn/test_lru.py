@@ -143,6 +143,7 @@ def test_layer_contract():
 @pytest.mark.parametrize(
     "kwargs, words",
     [
+        ({"units": 2, "state_units": 100_000}, "`state_units` must be an integer in [1, 8,192]"),
         ({"units": 0}, "`units` must be a positive integer"),
         ({"units": 2, "state_units": -1}, "`state_units` must be a positive integer"),
         ({"units": 2, "r_min": 0.9, "r_max": 0.5}, "0 <= r_min < r_max < 1"),

@@ -134,6 +134,8 @@ def test_layer_contract():
 @pytest.mark.parametrize(
     "kwargs, words",
     [
+        ({"dt_rank": 100_000}, "`dt_rank` must be an integer in [1, 8,192]"),
+        ({"state_size": 100_000}, "`state_size` must be an integer in [1, 8,192]"),
         ({"state_size": 0}, "`state_size` must be a positive integer"),
         ({"dt_rank": 0}, "`dt_rank` must be a positive integer"),
         ({"dt_rank": "full"}, "`dt_rank` must be a positive integer"),
