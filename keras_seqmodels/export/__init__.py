@@ -266,6 +266,7 @@ def to_litert(
     batch_size=None,
     fuse=("lstm", "rnn"),
     stateful=False,
+    strict=False,
 ):
     """Write ``model`` as a LiteRT (``.tflite``) file with fused LSTM kernels.
 
@@ -287,6 +288,10 @@ def to_litert(
         stateful: ``False``: each call starts from zero states, as
             ``model.predict``; ``True``: the fused ops carry their state to
             the next call (streaming).
+        strict: ``True``: an option that did not take effect in the file
+            (weights left float32 by ``quantize``, a layer written as a loop
+            instead of the fused op) is a ``ValueError`` and nothing is
+            written; ``False``: a warning naming the layer or weights.
 
     Returns:
         ``path``.
@@ -312,6 +317,7 @@ def to_litert(
         batch_size=batch_size,
         fuse=fuse,
         stateful=stateful,
+        strict=strict,
     )
 
 

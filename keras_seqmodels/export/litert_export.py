@@ -99,9 +99,11 @@ handling.
 import os
 import shutil
 import tempfile
+import warnings
 
 import numpy as np
 
+from keras_seqmodels.export import checks
 from keras_seqmodels.export.atomic import write_bytes
 from keras_seqmodels.export.litert_flatbuffer import (
     _RNN_STATE,
@@ -111,7 +113,13 @@ from keras_seqmodels.export.litert_flatbuffer import (
     _read,
     _share_tied_weights,
 )
-from keras_seqmodels.export.litert_layers import FUSE, _numpy, _register_rnn_stub, _Tracer
+from keras_seqmodels.export.litert_layers import (
+    FUSE,
+    _numpy,
+    _recurrent_sublayers,
+    _register_rnn_stub,
+    _Tracer,
+)
 from keras_seqmodels.export.litert_runtime import (
     FUSED_LSTM,
     FUSED_RNN,
@@ -134,6 +142,7 @@ def to_litert(
     batch_size=None,
     fuse=FUSE,
     stateful=False,
+    strict=False,
 ):
     """Write ``model`` as a LiteRT (``.tflite``) file with fused LSTM kernels.
 
@@ -171,14 +180,24 @@ def to_litert(
             state for the next call (streaming a long sequence in chunks;
             reset with ``interpreter.reset_all_variables()``), at the
             batch size the file was written for.
+        strict: ``False`` (default): an option that did not take effect
+            in the written file (``quantize`` that left weights float32,
+            ``"float16"`` kept as float32, a layer written as a loop where
+            ``fuse`` asked for the fused op) is a warning naming the layer or
+            weights and what the file holds; ``True``: a ``ValueError``, and
+            no file is written.
 
     Returns:
         ``path``.
 
     Raises:
-        ValueError: bad arguments, a layer the fused op cannot carry (the
-            message names the layer and what to do), or a converted file
-            that still holds a Flex op.
+        ValueError: bad arguments, ``representative_data`` that does not
+            match the model's inputs (the expected shape in the message), a
+            layer the fused op cannot carry (the message names the layer and
+            what to do), a loop that would unroll past
+            ``checks.MAX_UNROLLED_STEPS`` step copies, a converted file that
+            still holds a Flex op, or with ``strict=True`` an option that
+            did not take effect.
 
     Example:
 
@@ -212,10 +231,11 @@ def to_litert(
             "to_litert: needs the TensorFlow backend (set KERAS_BACKEND=tensorflow). "
             f"Received backend: {keras.backend.backend()}"
         )
-    if not isinstance(stateful, bool):
-        raise ValueError(
-            f"to_litert: `stateful` must be True or False. Received: stateful={stateful!r}"
-        )
+    for name, flag in (("stateful", stateful), ("strict", strict)):
+        if not isinstance(flag, bool):
+            raise ValueError(
+                f"to_litert: `{name}` must be True or False. Received: {name}={flag!r}"
+            )
     fuse = _fuse_kinds(fuse)
     graph = _functional(model)
     folder = os.path.dirname(os.path.abspath(path))
@@ -223,8 +243,11 @@ def to_litert(
         raise FileNotFoundError(f"to_litert: no such folder for `path`: {folder}")
 
     tracer = _Tracer(quantize, {id(v): _numpy(v) for v in graph.variables}, fuse)
-    tracer.fuse_elman = "rnn" in fuse and _register_rnn_stub()
-    content = _convert(graph, tracer, quantize, representative_data, batch_size)
+    _bound_unrolling(tracer, quantize)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tracer.fuse_elman = "rnn" in fuse and _register_rnn_stub()
+        content = _convert(graph, tracer, quantize, representative_data, batch_size)
     content = _patch_fused_ops(content, tracer.fused, tracer.fused_rnn)
     if tracer.state_feeds:
         kernels = [kernel for kernel, _, _ in tracer.state_feeds]
@@ -237,8 +260,36 @@ def to_litert(
         content = float32_fused_weights(content)
     if not stateful:
         content = zero_states_each_call(content)
+    # What each option did, read from the file (checks.file_findings); the
+    # tracer's fallbacks said as the file holds them (a WHILE loop or unrolled).
+    fixed = batch_size is not None or graph.inputs[0].shape[0] is not None
+    weights = [(v.path, tracer.values[id(v)]) for v in graph.variables]
+    findings, ops = checks.file_findings(content, quantize, fixed, weights)
+    ours = []
+    for warning in caught:
+        text = str(warning.message)
+        if text.startswith("to_litert:"):
+            ours.append(checks.with_loop_form(text, ops))
+        else:  # the libraries' own warnings, as they came
+            warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                   warning.lineno)  # fmt: skip
+    checks.report(list(dict.fromkeys(ours)) + findings, strict)
     write_bytes(path, content)  # complete or not at all
     return path
+
+
+def _bound_unrolling(tracer, quantize):
+    """Count the step copies each unrolled loop adds before it is traced
+    (``checks.check_unroll``), from 0 at each trace of the model."""
+    plain = tracer.plain
+
+    def bounded(layer, *args, **kwargs):
+        copies = checks.unrolled_copies(layer, args, quantize, _recurrent_sublayers(layer))
+        tracer.unrolled = checks.check_unroll(tracer.unrolled, layer, copies, quantize)
+        return plain(layer, *args, **kwargs)
+
+    tracer.plain = bounded
+    tracer.unrolled = 0
 
 
 def _fuse_kinds(fuse):
@@ -374,12 +425,16 @@ def _convert(graph, tracer, quantize, representative_data, batch_size):
         if batch_size is not None:
             shape[0] = batch_size
         specs.append(tf.TensorSpec(shape, tensor.dtype, name=f"input_{i}"))
+    # Checked against the inputs before anything is traced.
+    names = [getattr(t, "name", None) or s.name for t, s in zip(graph.inputs, specs)]
+    calibration = _representative(representative_data, specs, names) if quantize == "int8" else None
 
     # Every weight enters the graph as a constant (a variable would stay a
     # VAR_HANDLE / READ_VARIABLE, unquantized, with the fused op's weight
     # splits computed at run time).
     def serve(*inputs):
         tracer.fused, tracer.fused_rnn, tracer.state_feeds = [], [], []
+        tracer.unrolled = 0
         mapping = [(v, tf.constant(tracer.values[id(v)].astype(v.dtype))) for v in graph.variables]
         with keras.StatelessScope(state_mapping=mapping):
             outputs = tracer.run(graph, list(inputs) if len(inputs) > 1 else inputs[0])
@@ -407,31 +462,33 @@ def _convert(graph, tracer, quantize, representative_data, batch_size):
             converter.target_spec.supported_types = [tf.float16]
         if quantize == "int8":
             converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-            converter.representative_dataset = _representative(representative_data, specs)
+            converter.representative_dataset = calibration
         try:
             return converter.convert()
         except Exception as error:  # the converter raises its own types
-            first = str(error).strip().splitlines()
+            if str(error).startswith("to_litert:"):  # a checked calibration sample
+                raise ValueError(str(error)) from None
+            text = str(error).strip() or type(error).__name__
+            first = text.splitlines()
             detail = next((line for line in first if "error" in line.lower()), first[0])
+            hint = checks.converter_hint(text) or (
+                "a fixed batch_size and sequence length help the loop of non-LSTM layers"
+            )
             raise ValueError(
                 "to_litert: the LiteRT converter could not express the model with "
-                f"builtin ops ({detail.strip()[:300]}); a fixed batch_size and "
-                "sequence length help the loop of non-LSTM layers"
+                f"builtin ops ({detail.strip()[:300]}); {hint}"
             ) from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _representative(data, specs):
-    if callable(data):
-        return data
-    arrays = data if isinstance(data, (list, tuple)) else [data]
-    arrays = [np.asarray(a) for a in arrays]
-    if len(arrays) != len(specs):
-        raise ValueError(
-            f"to_litert: `representative_data` must hold one array per model input "
-            f"({len(specs)}). Received {len(arrays)}"
-        )
+def _representative(data, specs, names=None):
+    """The converter's calibration samples, checked against the model's
+    inputs first (``checks.check_representative``)."""
+    checked = checks.check_representative(data, specs, names)
+    if callable(checked):
+        return checked
+    arrays = checked
     count = len(arrays[0])
     batch = specs[0].shape[0] or 1
 
