@@ -89,11 +89,15 @@ class LRU(LinearRecurrent):
     and no scan-trained recurrent layer; this is one, with masks,
     ``initial_state``, ``go_backwards``, ``stateful`` and a step form.
 
-    Where it differs from the paper's code (appendix A): ``gamma_log`` is a
-    trained weight initialised from ``lambda`` (as the paper's code does),
-    not recomputed from ``lambda`` at each call; the state is carried as
-    ``(Re, Im)`` pairs because ``keras.ops`` has little complex support; the
-    recurrence runs in float32 under mixed precision.
+    Compared with the paper's code (appendix A): the equations, the ring
+    initialisation and the scales of ``B``, ``C`` and ``D`` are its own, and
+    ``gamma_log`` is, as there, a trained weight initialised from
+    ``lambda`` (not recomputed from ``lambda`` at each call). It differs in
+    the default ring (the paper's long-range setting rather than its code's
+    ``[0, 1)``, ``2 pi``), in a dense ``D`` when the widths differ (above),
+    in carrying the complex state as ``(Re, Im)`` pairs (``keras.ops`` has
+    little complex support), and in running the recurrence in float32 under
+    mixed precision.
 
     Args:
         units: output width ``H_out``.
