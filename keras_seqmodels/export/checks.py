@@ -11,6 +11,8 @@ build, and what the written file holds.
   refused past ``MAX_UNROLLED_STEPS`` with the alternatives (a fixed batch
   size: a ``WHILE`` loop; a shorter length; ONNX, whose nodes do not grow
   with the length).
+- ``check_weight_bytes``: a model whose weights cannot fit one file (2 GiB
+  for a flatbuffer or a protobuf) is refused before converting.
 - ``file_findings``: what an option did to the written file, read from the
   flatbuffer (tensor types, op names): ``quantize`` that left weights
   float32, ``"float16"`` kept as float32, a loop where the fused op was
@@ -182,6 +184,35 @@ def check_unroll(total, layer, copies, quantize):
             + "a shorter sequence length, or to_onnx (one node per layer at any length)"
         )  # fmt: skip
     return total
+
+
+# Sizes -------------------------------------------------------------------------
+
+# A .tflite flatbuffer and an .onnx protobuf (weights inside) address at most
+# 2 GiB; the writers refuse a model whose float32 weights alone pass this, before
+# converting (the converter and onnx.save would fail at the end, after minutes).
+MAX_FILE_BYTES = 2**31 - (64 << 20)  # 2 GiB less room for the graph itself
+
+
+def check_weight_bytes(model, writer, quantize=None):
+    """Refuse a model whose weights do not fit one file (``MAX_FILE_BYTES``),
+    counted before anything is built: 4 bytes a float32 weight (1 with int8
+    weights, 2 with float16)."""
+    count = sum(int(np.prod(w.shape)) for w in model.weights)
+    width = {"dynamic": 1, "int8": 1, "float16": 2}.get(quantize, 4)
+    size = count * width
+    if size > MAX_FILE_BYTES:
+        other = (
+            "quantize='dynamic' (1 byte a weight) or the SavedModel export"
+            if writer == "to_litert" and width > 1
+            else "the SavedModel export (weights in files of their own)"
+        )
+        raise ValueError(
+            f"{writer}: model '{model.name}' has {count:,} weights, {size:,} bytes in the "
+            f"file, over the {MAX_FILE_BYTES:,} bytes one {writer[3:]} file can hold; "
+            f"use {other}"
+        )
+    return size
 
 
 # What the file holds ---------------------------------------------------------

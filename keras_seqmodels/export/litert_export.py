@@ -238,6 +238,7 @@ def to_litert(
             )
     fuse = _fuse_kinds(fuse)
     graph = _functional(model)
+    checks.check_weight_bytes(graph, "to_litert", quantize)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"to_litert: no such folder for `path`: {folder}")
@@ -390,6 +391,13 @@ def _functional(model):
             )
         return inner
     if hasattr(model, "_run_through_graph") and getattr(model, "inputs", None):
+        strings = [t.name for t in model.inputs if "string" in str(t.dtype)]
+        if strings:
+            raise ValueError(
+                f"to_litert: input '{strings[0]}' of model '{model.name}' holds strings, "
+                "which LiteRT's builtin ops do not preprocess; export the id-level network "
+                "inside it and tokenize in your code, or use the SavedModel export"
+            )
         return model
     raise ValueError(
         f"to_litert: model '{getattr(model, 'name', model)}' is not a functional or "

@@ -60,6 +60,7 @@ Example:
 import inspect
 
 from keras_seqmodels.export.atomic import atomic_file
+from keras_seqmodels.export.checks import check_weight_bytes
 from keras_seqmodels.export.onnx_activations import _apply_activation
 from keras_seqmodels.export.onnx_graph import _WHY_NOT, _Graph, _Tensor, _unsupported
 from keras_seqmodels.export.onnx_layers import (
@@ -334,6 +335,9 @@ def to_onnx(model, path, *, opset=None):
             "ONNX's numeric graph does not preprocess; export the id-level network inside "
             f"it{hint} and tokenize in your code, or use the SavedModel export"
         )
+    # The graph has a few nodes per layer whatever the length; its size is
+    # the weights', bounded by one protobuf's 2 GiB.
+    check_weight_bytes(model, "to_onnx")
     g = _Graph(opset)
     graph_inputs, values = [], []
     for k, t in enumerate(keras_inputs):

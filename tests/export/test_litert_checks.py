@@ -195,3 +195,26 @@ def test_strict_is_a_boolean(tmp_path):
     with pytest.raises(ValueError, match=r"`strict` must be True or False"):
         to_litert(lstm_model(), str(tmp_path / "m.tflite"), strict="yes")
     assert os.listdir(tmp_path) == []
+
+
+# Sizes ---------------------------------------------------------------------------
+
+
+def test_weights_that_cannot_fit_one_file_are_refused_before_building(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from keras_seqmodels.export import to_onnx
+
+    huge = SimpleNamespace(name="big", weights=[SimpleNamespace(shape=(70_000, 8_000))])
+    with pytest.raises(ValueError, match=r"model 'big' has 560,000,000 weights, 2,240,000,000"):
+        checks.check_weight_bytes(huge, "to_onnx")
+    with pytest.raises(ValueError, match=r"use quantize='dynamic'"):
+        checks.check_weight_bytes(huge, "to_litert")
+    assert checks.check_weight_bytes(huge, "to_litert", "dynamic") == 560_000_000
+    # The writers ask before they build: with the limit lowered, a small model.
+    monkeypatch.setattr(checks, "MAX_FILE_BYTES", 100)
+    model = lstm_model()
+    for write, name in ((to_onnx, "m.onnx"), (to_litert, "m.tflite")):
+        with pytest.raises(ValueError, match=r"over the 100 bytes one (onnx|litert) file"):
+            write(model, str(tmp_path / name))
+    assert os.listdir(tmp_path) == []
