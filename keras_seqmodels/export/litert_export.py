@@ -330,6 +330,8 @@ def run_litert(interpreter, *inputs):
             f"run_litert: the file takes {len(names)} input(s); received {len(inputs)}"
         )
     batch = int(np.shape(inputs[0])[0])
+    if batch == 0:  # LiteRT's ops refuse empty tensors (UNPACK, FILL) with a C++ check
+        raise ValueError("run_litert: a batch of 0 rows; LiteRT's ops need at least one row")
     details = {d["index"]: d for d in interpreter.get_tensor_details()}
     for name, x in zip(names, inputs):
         interpreter.resize_tensor_input(signature["inputs"][name], np.shape(x))
