@@ -214,7 +214,9 @@ class TFChunkedScan:
 
             return h, grad
 
-        return scan_with_gradient(*a, *b)
+        # Tensors, not variables: a variable read inside would need its own
+        # gradient from the custom gradient.
+        return scan_with_gradient(*(tf.convert_to_tensor(x) for x in a + b))
 
     def _chunked(self, a, b):
         import tensorflow as tf
