@@ -63,9 +63,38 @@ def run_layer(layer, x, **call_kwargs):
     return [np.asarray(ops.convert_to_numpy(o), np.float64) for o in out]
 
 
+def stream(layer, x, states):
+    """The step form over a whole sequence: ``layer.step`` once per step, in
+    one compiled loop (``keras.ops.fori_loop`` inside ``tf.function`` or
+    ``jax.jit``), so long sequences stream in seconds. Returns ``(outputs,
+    final states)``."""
+    y0, _ = layer.step(x[:, 0], states)
+
+    def run(x, states):
+        def body(t, carry):
+            out, states = carry
+            y, states = layer.step(ops.take(x, t, axis=1), states)
+            return ops.slice_update(out, (0, t, 0), ops.expand_dims(y, 1)), states
+
+        out = ops.zeros((x.shape[0], x.shape[1], y0.shape[-1]), dtype=y0.dtype)
+        return ops.fori_loop(0, x.shape[1], body, (out, list(states)))
+
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        run = tf.function(run)
+    elif backend == "jax":
+        import jax
+
+        run = jax.jit(run)
+    return run(ops.convert_to_tensor(x), list(states))
+
+
 def check_parallel_step_reference(spec, length, batch=2, rtol=1e-5, step_form=True, **kw):
-    """Parallel form == reference (and, with ``step_form``, == the step form
-    run one eager call per step) over ``length`` steps."""
+    """Parallel form == reference == step form over ``length`` steps (the
+    step form in one compiled loop, ``stream``, and for short sequences also
+    as eager calls, one per step)."""
     layer = spec.make(return_sequences=True, return_state=True, **kw)
     x = inputs(batch, length, spec.features, seed=length)
     y, *states = run_layer(layer, x)
@@ -75,6 +104,11 @@ def check_parallel_step_reference(spec, length, batch=2, rtol=1e-5, step_form=Tr
     for s, r in zip(states, spec.from_ref(ref_states)):
         close(s, r, rtol)
     if step_form:
+        outs, step_states = stream(layer, x, layer.get_initial_state(batch))
+        close(ops.convert_to_numpy(outs), y, rtol)
+        for s, p in zip(numpy_states(step_states), states):
+            close(s, p, rtol)
+    if step_form and length <= 7:
         step_states = layer.get_initial_state(batch)
         outs = []
         for t in range(length):
@@ -220,10 +254,9 @@ def check_gradients(spec, time=3, batch=2, eps=1e-6, rtol=1e-5, **kw):
 
 
 def check_long(spec, length=16_384, rtol=1e-5):
-    """The parallel form equals the step-by-step reference over ``length``
-    steps (a tiny width and batch; the step form is checked against the
-    parallel form at shorter lengths, one eager call per step)."""
-    check_parallel_step_reference(spec, length, batch=1, rtol=rtol, step_form=False)
+    """The parallel form equals the step-by-step reference and the step form
+    over ``length`` steps, at a tiny width and batch."""
+    check_parallel_step_reference(spec, length, batch=1, rtol=rtol)
 
 
 def check_long_extreme(spec, set_extreme, length=16_384, rtol=1e-5):
