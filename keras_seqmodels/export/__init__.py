@@ -25,10 +25,15 @@ The LiteRT writer is ``litert_export.py`` (checks, conversion, rewrites),
 new layer type goes there), ``litert_flatbuffer.py`` (edits of the
 converted file) and ``litert_runtime.py`` (state handling at run time); the
 ONNX writer is ``onnx_export.py`` (the walk), ``onnx_recurrent.py`` (the
-recurrent nodes: a new recurrent layer type goes there), ``onnx_layers.py``
-(the other layers: a new non-recurrent layer type goes there),
-``onnx_graph.py``, ``onnx_activations.py`` and ``onnx_ops.py``.
-``limits.py`` holds the request limits checked inside SavedModel graphs.
+recurrent nodes: a new recurrent layer type goes there), ``onnx_steps.py``
+(their input and outputs under any mask), ``onnx_layers.py`` (the other
+layers: a new non-recurrent layer type goes there), ``onnx_graph.py``,
+``onnx_activations.py`` and ``onnx_ops.py``. ``checks.py`` holds what is
+checked before an export builds (representative data, unrolled steps,
+weights per file) and what an option did to the written file (warnings,
+``strict``); ``atomic.py`` writes every file and SavedModel folder complete
+or not at all. ``limits.py`` holds the request limits checked inside
+SavedModel graphs.
 
 Every signature defends itself: it checks the full shape of each input
 (a loaded SavedModel does not check shapes against its signature) and its
