@@ -13,10 +13,10 @@ SavedModel, stock TensorFlow string ops only), handle that:
 - ``normalise_case``: a sentence the model never saw the like of, shouted
   (mostly capitals) or without any capital, is re-cased: each word takes
   the first of its lower-case, capitalised and upper-case forms that the
-  training vocabulary has (``man``, ``John``, ``USA``), words the vocabulary
-  lacks are capitalised in shouted text (most are names) and lower-cased
-  otherwise, and the first word starts with a capital. Other sentences are
-  left as they are.
+  training vocabulary has (``man``, ``John``, ``USA``; the capitalised form
+  first for the sentence's first word), and words the vocabulary lacks are
+  capitalised in shouted text (most are names) or as the first word, and
+  lower-cased otherwise. Other sentences are left as they are.
 - ``join_rows``: sentences' translations and signals back to one row per
   input.
 
@@ -124,20 +124,23 @@ def normalise_case(sentences, words, vocabulary_id):
     flat = words.flat_values
     lower = tf.strings.lower(flat, encoding="utf-8")
     forms = tf.stack([lower, _capitalise(lower), tf.strings.upper(flat, encoding="utf-8")], 1)
-    # The first of lower-case, capitalised and upper-case that the vocabulary
-    # has (its counts include sentence-initial capitals, so they cannot
-    # choose between "a" and "A").
-    found = tf.reshape(vocabulary_id(tf.reshape(forms, [-1])), [-1, 3]) > 1
-    best = tf.gather(forms, tf.argmax(tf.cast(found, tf.int32), axis=1), batch_dims=1)
-    known = tf.reduce_any(found, axis=1)
-    row_shouted = tf.gather(shouted, words.value_rowids())
-    unknown_form = tf.where(row_shouted, _capitalise(lower), lower)
-    chosen = tf.where(known, best, unknown_form)
     first = tf.equal(
         tf.range(tf.size(flat, out_type=tf.int64)),
         tf.gather(words.row_starts(), words.value_rowids()),
     )
-    chosen = tf.where(first, _capitalise(chosen), chosen)
+    # The first of lower-case, capitalised and upper-case that the vocabulary
+    # has (its counts include sentence-initial capitals, so they cannot
+    # choose between "a" and "A"); the capitalised form first for a sentence's
+    # first word.
+    found = tf.reshape(vocabulary_id(tf.reshape(forms, [-1])), [-1, 3]) > 1
+    order = tf.where(first[:, None], tf.constant([[1, 0, 2]]), tf.constant([[0, 1, 2]]))
+    found = tf.gather(found, order, batch_dims=1)
+    choice = tf.gather(order, tf.argmax(tf.cast(found, tf.int32), axis=1), batch_dims=1)
+    best = tf.gather(forms, choice, batch_dims=1)
+    known = tf.reduce_any(found, axis=1)
+    row_shouted = tf.gather(shouted, words.value_rowids())
+    unknown_form = tf.where(row_shouted | first, _capitalise(lower), lower)
+    chosen = tf.where(known, best, unknown_form)
     recased = tf.strings.reduce_join(words.with_flat_values(chosen), axis=1, separator=" ")
     changed = tf.logical_or(shouted, uncased)
     return tf.where(changed, recased, sentences), changed

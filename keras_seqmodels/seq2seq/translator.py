@@ -347,49 +347,33 @@ class Translator(keras.Model):
         }
 
     def translation_function(self, beam_size=None):
-        """The compiled search: a ``tf.function`` from strings ``(batch,)`` to strings.
+        """The compiled search: a ``tf.function`` of ``translate_sentences``.
 
-        Traced once for its input signature, a string vector of any batch
-        size; the sentences' lengths are tensor values inside it, so no
-        batch or length needs a trace of its own (sources are not padded to
-        a length bucket: the output limit 2 S + 10 follows from the source
-        width S, and padding would change it). The function is kept on this
-        object, one per beam size and per value of the settings the trace
-        reads (``alpha``, ``max_source_length``, ``max_output_length``):
-        changing one of them gives a new function rather than a stale one.
-        It is not saved with the model.
+        It maps single sentences ``(n,)`` to their per-sentence details
+        (``translations``, ``words``, ``unknown_words``, ``confidence``,
+        ``not_carried``, each ``(n,)``); ``translate`` splits texts into
+        sentences, runs it on them ``batch_size`` at a time and joins the
+        results (``input_handling.join_rows``). Traced once for its input
+        signature, a string vector of any length; the sentences' lengths
+        are tensor values inside it, so no batch or length needs a trace of
+        its own (sources are not padded to a length bucket: the output limit
+        2 S + 10 follows from the source width S, and padding would change
+        it). The function is kept on this object, one per beam size and per
+        value of the settings the trace reads (``alpha``,
+        ``max_source_length``, ``max_output_length``): changing one of them
+        gives a new function rather than a stale one. It is not saved with
+        the model.
 
         Args:
             beam_size: 1 for greedy decoding (default: the model's).
 
         Returns:
-            The ``tf.function``; its result is what ``self(strings,
-            beam_size=beam_size)`` gives.
+            The ``tf.function``.
         """
         import tensorflow as tf
 
-        if beam_size is None:
-            beam = self.beam_size
-        else:
-            beam = validation.check_positive_int(type(self).__name__, "beam_size", beam_size)
-        key = (beam, self.alpha, self.max_source_length, self.max_output_length)
-        function = self._searches.functions.get(key)
-        if function is None:
-            function = tf.function(
-                lambda strings: self(strings, beam_size=beam),
-                input_signature=[tf.TensorSpec([None], tf.string, name="inputs")],
-            )
-            self._searches.functions[key] = function
-        return function
-
-    def sentence_function(self, beam_size=None):
-        """The compiled ``translate_sentences``: a ``tf.function`` from single
-        sentences ``(n,)`` to their per-sentence details, kept on this object
-        like ``translation_function`` (one per beam size and settings)."""
-        import tensorflow as tf
-
         beam = self._beam(beam_size)
-        key = ("sentences", beam, self.alpha, self.max_source_length, self.max_output_length)
+        key = (beam, self.alpha, self.max_source_length, self.max_output_length)
         function = self._searches.functions.get(key)
         if function is None:
             function = tf.function(
@@ -409,7 +393,7 @@ class Translator(keras.Model):
 
         Each string is split into sentences (as ``translate_details`` does);
         the sentences of all strings are translated ``batch_size`` at a time
-        by the compiled ``sentence_function`` and joined back per string, so
+        by the compiled ``translation_function`` and joined back per string, so
         the result is what ``translate_details`` gives.
 
         Args:
@@ -429,7 +413,7 @@ class Translator(keras.Model):
         import numpy as np
         import tensorflow as tf
 
-        search = self.sentence_function(beam_size)
+        search = self.translation_function(beam_size)
         name = type(self).__name__
         batch_size = validation.check_positive_int(name, "batch_size", batch_size)
         beam = self._beam(beam_size)
@@ -726,8 +710,11 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known):
     group_word = tf.boolean_mask(aligned, starts)
     group_size = tf.math.segment_sum(tf.ones_like(group), group)
     group_text = tf.boolean_mask(flat, starts)
-    safe_word = tf.maximum(group_word, 0)
-    replace = tf.logical_and(group_word >= 0, tf.gather(protected, safe_word)) & (
+    # -1 (the end token, or no source word at all) reads the padding entry.
+    words_or_end = tf.size(flat_words, out_type=tf.int64)
+    safe_word = tf.where(group_word >= 0, group_word, words_or_end)
+    protected_or_end = tf.concat([protected, [False]], 0)
+    replace = tf.gather(protected_or_end, safe_word) & (
         (group_size > 1)
         | tf.strings.regex_full_match(group_text, ".*[0-9].*")
         | tf.equal(group_text, text.UNK)
@@ -740,7 +727,8 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known):
     )
     copy = tf.gather(replace & tf.logical_not(previous), group)
     drop = tf.gather(replace, group) & tf.logical_not(copy & starts)
-    flat = tf.where(copy & starts, tf.gather(flat_words, tf.gather(safe_word, group)), flat)
+    originals = tf.gather(tf.concat([flat_words, [""]], 0), tf.gather(safe_word, group))
+    flat = tf.where(copy & starts, originals, flat)
     pieces = tf.ragged.boolean_mask(pieces.with_flat_values(flat),
                                     pieces.with_flat_values(tf.logical_not(drop)))
     # Protected words that no output word spells: "not carried".

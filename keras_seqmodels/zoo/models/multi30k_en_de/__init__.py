@@ -7,6 +7,7 @@ SPEC = ModelSpec(
     package=__name__,
     task=".task:TranslationTask",
     exporters={"savedmodel": "keras_seqmodels.export.translation:export_translator"},
-    serving="'inputs' (batch,) strings -> 'translations'",
+    serving="'inputs' (batch,) texts -> 'translations', 'unknown_rate', 'confidence', "
+    "'unfamiliar', 'not_carried'",
     cli_defaults=("translate", "plot attention"),
 )
