@@ -95,5 +95,7 @@ for pair in pm_perm/pixel-mnist-permuted pm_perm2/pixel-mnist-permuted pm_seq/pi
         files+=("${pair%%/*}/best.keras")
     fi
 done
-(cd "$work" && tar cf - "${files[@]}") | split -b 15M - "$out/models.tar.part-"
+if ((${#files[@]})); then
+    (cd "$work" && tar cf - "${files[@]}") | split -b 15M - "$out/models.tar.part-"
+fi
 ls -l "$out"

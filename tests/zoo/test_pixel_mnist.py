@@ -115,7 +115,7 @@ def test_smoke_train_then_evaluate_and_predict(tmp_path, capsys):
 @pytest.mark.parametrize(
     "image, problem",
     [
-        (np.zeros((28, 27)), "shape (28, 27)"),
+        (np.zeros((28, 27)), r"shape \(28, 27\)"),
         (np.full((1, 28, 28), np.nan), "non-finite pixel"),
         (np.full((1, 28, 28), 256.0), "outside 0-255"),
         ([[1, 2], [3]], "not numbers of one shape"),
