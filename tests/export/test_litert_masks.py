@@ -77,3 +77,22 @@ def test_any_mask_and_batch(converted, mask, seed):
 def test_a_batch_of_no_rows_is_refused_clearly(converted):
     with pytest.raises(ValueError, match="run_litert: a batch of 0 rows"):
         run_litert(converted[1], np.zeros((0, T), "int32"))
+
+
+def test_sequences_of_zero_one_and_more_steps(tmp_path):
+    # A fixed batch and a free length: a WHILE loop (GRU) and the fused LSTM
+    # read 0 steps as Keras does (the initial state, an empty sequence).
+    x = keras.Input((None, 3), batch_size=1)
+    outputs = [
+        ks.layers.Recurrent(ks.cells.GRUCell(4))(x),
+        ks.layers.Recurrent(ks.cells.LSTMCell(4), return_sequences=True)(x),
+    ]
+    model = keras.Model(x, outputs)
+    interpreter = Interpreter(model_path=to_litert(model, str(tmp_path / "free_length.tflite")))
+    for steps in (3, 1, 0):
+        values = np.random.default_rng(steps).normal(size=(1, steps, 3)).astype("float32")
+        got = run_litert(interpreter, values)
+        for a, b in zip(got, model(values)):
+            b = keras.ops.convert_to_numpy(b)
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-5)
