@@ -5,7 +5,7 @@ Every writer writes into a temporary file (``.tflite``, ``.onnx``) or folder
 system, and moves it into place with one ``os.replace`` once it is complete
 (its bytes flushed to disk). A writer that fails, or a process killed in the
 middle, leaves the previous file (or nothing) at the target, never a partial
-one; what it leaves is a hidden ``.NAME.*.partial`` beside it, removed on a
+one; what it leaves is a hidden ``.NAME.*.partial*`` beside it, removed on a
 failure and left behind only by a killed process.
 """
 
