@@ -99,6 +99,18 @@ class Task:
         """Whether ``inputs`` is one raw input rather than a list of them."""
         return isinstance(inputs, str)
 
+    def run_model(self, inputs):
+        """The model's outputs for one batch of its inputs, as NumPy.
+
+        A direct call, not ``predict_on_batch``: Keras's predict function of
+        every model is one ``tf.function`` of the same code, and TensorFlow
+        counts their first traces together, so a process that loads several
+        zoo tasks warned of retracing that never happened.
+        """
+        import keras
+
+        return keras.ops.convert_to_numpy(self.model(inputs, training=False))
+
     def predict_batch(self, inputs):
         """Answers for a list of raw inputs (subclasses override this).
 
@@ -107,7 +119,7 @@ class Task:
         """
         import numpy as np
 
-        return np.asarray(self.model.predict_on_batch(np.asarray(inputs))).tolist()
+        return np.asarray(self.run_model(np.asarray(inputs))).tolist()
 
     def predict(self, inputs):
         """Plain Python answers for raw inputs.

@@ -74,7 +74,7 @@ class QuestionAnsweringTask(Task):
     def predict_batch(self, inputs):
         import numpy as np
 
-        scores = np.asarray(self.model.predict_on_batch(self.encode(inputs)))
+        scores = np.asarray(self.run_model(self.encode(inputs)))
         return [self.vocabulary[int(i)] for i in scores.argmax(-1)]
 
     def export_options(self, format="savedmodel"):

@@ -42,7 +42,7 @@ class DigitTask(Task):
             rows = np.flatnonzero(bad.any(axis=(1, 2)))
             if rows.size:
                 raise InputError(self.name, f"image {int(rows[0])} has {problem}", EXPECTED)
-        scores = np.asarray(self.model.predict_on_batch(pixels))
+        scores = np.asarray(self.run_model(pixels))
         return [int(d) for d in scores.argmax(-1)]
 
 

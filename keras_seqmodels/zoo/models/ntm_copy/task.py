@@ -48,7 +48,7 @@ class CopyTask(Task):
         laid_out = np.zeros((n, 2 * length + 1, width + 1), "float32")
         laid_out[:, :length, :width] = bits
         laid_out[:, length, width] = 1.0
-        logits = np.asarray(self.model.predict_on_batch(laid_out))[:, length + 1 :]
+        logits = np.asarray(self.run_model(laid_out))[:, length + 1 :]
         return (logits > 0).astype(int).tolist()
 
 

@@ -47,7 +47,7 @@ class PixelDigitTask(Task):
                 raise InputError(self.name, f"image {int(rows[0])} has {problem}", EXPECTED)
         if len(pixels) == 0:
             return []
-        scores = np.asarray(self.model.predict_on_batch(pixels))
+        scores = np.asarray(self.run_model(pixels))
         return [int(d) for d in scores.argmax(-1)]
 
 
