@@ -20,7 +20,7 @@
 #
 # DATA_DIR holds mnist/ and ptb/. What comes back is at most 8 files: a log per run (5)
 # (OUT_DIR/<run>.log: the training output, then history.csv and best.json) and the
-# selected models (<run>/<name>.keras, float16 weights) in one tar archive cut into
+# selected models (<run>/<name>.keras, float16 weights; ptb/vocab.txt) in one tar archive cut into
 # 15 MiB parts, OUT_DIR/models.tar.part-aa, -ab, ... (`cat models.tar.part-* | tar x`).
 # The runs share the GPU; the machine is named at the top of each log.
 set -u
@@ -95,6 +95,7 @@ for pair in pm_perm/pixel-mnist-permuted pm_perm2/pixel-mnist-permuted pm_seq/pi
         files+=("${pair%%/*}/best.keras")
     fi
 done
+[[ -f "$work/ptb/vocab.txt" ]] && files+=(ptb/vocab.txt)  # what evaluate --model reads beside it
 if ((${#files[@]})); then
     (cd "$work" && tar cf - "${files[@]}") | split -b 15M - "$out/models.tar.part-"
 fi
