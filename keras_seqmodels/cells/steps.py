@@ -13,6 +13,21 @@ cell's equations (``keras_seqmodels.cells.forms`` names them).
 from keras import ops
 
 
+def split_blocks(a, k):
+    """The last axis of ``a`` as ``k`` equal gate blocks, in one split (the
+    cells' steps)."""
+    return ops.split(a, k, axis=-1)
+
+
+def slice_blocks(a, k):
+    """The same ``k`` gate blocks as slices of a ``(batch, k units)`` array:
+    what the fused loops trace (the same values, other graph operations)."""
+    n = a.shape[-1] // k
+    parts = [a[:, :n]]
+    parts += [a[:, i * n : (i + 1) * n] for i in range(1, k - 1)]
+    return parts + [a[:, (k - 1) * n :]]
+
+
 def elman_step(z, h, recurrent_kernel, activation):
     """Elman (hidden-to-hidden) step: h(t) = f(z(t) + W h(t-1)).
 
@@ -78,13 +93,20 @@ def lstm_step(
 
 
 def lstm_step_gates(
-    z, h, c, recurrent_kernel, activation, recurrent_activation, peephole_kernels=None
+    z,
+    h,
+    c,
+    recurrent_kernel,
+    activation,
+    recurrent_activation,
+    peephole_kernels=None,
+    blocks=split_blocks,
 ):
     """``lstm_step`` and its gates: ``((h', c'), (i, f, g, o))``, ``g`` the
-    candidate ``tanh(z_g + U_g h)``."""
-    n = recurrent_kernel.shape[0]
+    candidate ``tanh(z_g + U_g h)``; ``blocks`` cuts the gate blocks
+    (``split_blocks`` or ``slice_blocks``)."""
     a = z + ops.matmul(h, recurrent_kernel)
-    a_i, a_f, a_g, a_o = a[:, :n], a[:, n : 2 * n], a[:, 2 * n : 3 * n], a[:, 3 * n :]
+    a_i, a_f, a_g, a_o = blocks(a, 4)
     if peephole_kernels is not None:
         a_i = a_i + peephole_kernels[0] * c
         a_f = a_f + peephole_kernels[1] * c
@@ -130,14 +152,16 @@ def gru_step(z, h, recurrent_kernel, activation, recurrent_activation, h_dropped
     return h_new
 
 
-def gru_step_gates(z, h, u_ur, u_h, activation, recurrent_activation, h_dropped=None):
+def gru_step_gates(
+    z, h, u_ur, u_h, activation, recurrent_activation, h_dropped=None, blocks=split_blocks
+):
     """``gru_step`` with the recurrent kernel given as its two blocks
     ``U_ur`` ``(units, 2 * units)`` and ``U_h`` ``(units, units)`` (sliced
     once, outside a loop), and its gates: ``(h', (u, r, h̃))``."""
     hd = h if h_dropped is None else h_dropped
     n = u_h.shape[0]
     ur = recurrent_activation(z[:, : 2 * n] + ops.matmul(hd, u_ur))
-    u, r = ur[:, :n], ur[:, n:]
+    u, r = blocks(ur, 2)
     h_tilde = activation(z[:, 2 * n :] + ops.matmul(r * hd, u_h))
     return u * h + (1.0 - u) * h_tilde, (u, r, h_tilde)
 
@@ -193,7 +217,14 @@ def gru_reset_after_step(
 
 
 def gru_reset_after_step_gates(
-    z, h, recurrent_kernel, recurrent_bias, activation, recurrent_activation, h_dropped=None
+    z,
+    h,
+    recurrent_kernel,
+    recurrent_bias,
+    activation,
+    recurrent_activation,
+    h_dropped=None,
+    blocks=split_blocks,
 ):
     """``gru_reset_after_step`` and its gates: ``(h', (u, r, h̃, a_h))``,
     ``a_h = U_h h + rb_h`` the recurrent part the reset gate scales."""
@@ -202,9 +233,9 @@ def gru_reset_after_step_gates(
     if recurrent_bias is not None:
         a = a + recurrent_bias
     ur = recurrent_activation(z[:, : 2 * n] + a[:, : 2 * n])
-    u, r = ur[:, :n], ur[:, n:]
-    a_h = a[:, 2 * n :]
-    h_tilde = activation(z[:, 2 * n :] + r * a_h)
+    u, r = blocks(ur, 2)
+    z_h, a_h = z[:, 2 * n :], a[:, 2 * n :]
+    h_tilde = activation(z_h + r * a_h)
     return u * h + (1.0 - u) * h_tilde, (u, r, h_tilde, a_h)
 
 
@@ -237,10 +268,12 @@ def gated_step(z, s, recurrent_kernel, activation, recurrent_activation, s_dropp
     return s_new
 
 
-def gated_step_gates(z, s, recurrent_kernel, activation, recurrent_activation, s_dropped=None):
+def gated_step_gates(
+    z, s, recurrent_kernel, activation, recurrent_activation, s_dropped=None, blocks=split_blocks
+):
     """``gated_step`` and its gate and candidate: ``(s', (g, f))``."""
-    n = recurrent_kernel.shape[0]
     a = z + ops.matmul(s if s_dropped is None else s_dropped, recurrent_kernel)
-    g = recurrent_activation(a[:, :n])
-    f = activation(a[:, n:])
+    a_g, a_f = blocks(a, 2)
+    g = recurrent_activation(a_g)
+    f = activation(a_f)
     return (1.0 - g) * s + g * f, (g, f)

@@ -153,20 +153,24 @@ def cell_params(kind, cell, dtype):
 
 
 def _forward_step(kind, z, states, params, tanh, sigmoid):
-    """One step of the cell's own equations (``cells/steps.py``): the new
-    states (unmasked) and the gate values the backward pass keeps."""
-    h = states[0]
+    """One step of the cell's own equations (``cells/steps.py``, gate blocks
+    cut as slices): the new states (unmasked) and the gate values the
+    backward pass keeps."""
+    h, cut = states[0], steps.slice_blocks
     if kind == "elman":
         return (steps.elman_step(z, h, params["U"], tanh),), ()
     if kind == "lstm":
-        return steps.lstm_step_gates(z, h, states[1], params["U"], tanh, sigmoid, params.get("P"))
+        c, p = states[1], params.get("P")
+        return steps.lstm_step_gates(z, h, c, params["U"], tanh, sigmoid, p, blocks=cut)
     if kind == "gated":
-        h_new, saved = steps.gated_step_gates(z, h, params["U"], tanh, sigmoid)
+        h_new, saved = steps.gated_step_gates(z, h, params["U"], tanh, sigmoid, blocks=cut)
     elif kind == "gru":
-        h_new, saved = steps.gru_step_gates(z, h, params["U_ur"], params["U_h"], tanh, sigmoid)
+        u_ur, u_h = params["U_ur"], params["U_h"]
+        h_new, saved = steps.gru_step_gates(z, h, u_ur, u_h, tanh, sigmoid, blocks=cut)
     else:  # gru_after (Keras's and cuDNN's GRU): the reset gate scales U_h h + rb_h.
+        rb = params.get("rb")
         h_new, saved = steps.gru_reset_after_step_gates(
-            z, h, params["U"], params.get("rb"), tanh, sigmoid
+            z, h, params["U"], rb, tanh, sigmoid, blocks=cut
         )
     return (h_new,), saved
 
