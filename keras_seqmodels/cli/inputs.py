@@ -3,6 +3,7 @@ where its output lines go (--output or stdout)."""
 
 import os
 import sys
+import time
 
 from keras_seqmodels.data import lines as line_text
 from keras_seqmodels.utils.errors import UserError
@@ -65,3 +66,24 @@ def write_lines(lines, path=None):
             f.write(text)
     else:
         sys.stdout.write(text)
+
+
+class Progress:
+    """A one-line progress bar on standard error."""
+
+    def __init__(self, total, stream=sys.stderr, width=30):
+        self.total, self.done, self.stream, self.width = total, 0, stream, width
+        self.start = time.time()
+
+    def __call__(self, n):
+        self.done += n
+        frac = self.done / max(self.total, 1)
+        filled = int(self.width * frac)
+        rate = self.done / max(time.time() - self.start, 1e-9)
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (self.width - filled)}] "
+            f"{self.done}/{self.total} sentences, {rate:.1f}/s"
+        )
+        if self.done >= self.total:
+            self.stream.write("\n")
+        self.stream.flush()

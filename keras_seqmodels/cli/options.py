@@ -9,6 +9,8 @@ got '0'``.
 import argparse
 import math
 
+from keras_seqmodels.utils.errors import UserError
+
 MAX_BEAM = 64  # beam search keeps beam x vocabulary scores per sentence and step
 
 
@@ -74,8 +76,6 @@ def require_tensorflow():
     loading one.
     """
     import keras
-
-    from keras_seqmodels.utils.errors import UserError
 
     backend = keras.config.backend()
     if backend != "tensorflow":

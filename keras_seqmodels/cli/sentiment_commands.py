@@ -20,7 +20,7 @@ treebank parse of the same sentence.
 import sys
 
 from keras_seqmodels.cli import options
-from keras_seqmodels.cli.inputs import read_lines, write_lines
+from keras_seqmodels.cli.inputs import Progress, read_lines, write_lines
 from keras_seqmodels.utils.errors import UserError
 from keras_seqmodels.utils.loading import load_model_file
 
@@ -56,7 +56,6 @@ def _load_model(args):
 
 
 def _sentiment(args):
-    from keras_seqmodels.cli.translate_commands import _Progress
     from keras_seqmodels.trees import TreeError
     from keras_seqmodels.trees import text as tree_text
     from keras_seqmodels.trees.serving import root_probabilities
@@ -81,7 +80,7 @@ def _sentiment(args):
     require_tensorflow()
     model = _load_model(args)
     progress = (
-        _Progress(len(trees), stream=sys.stderr) if from_file and not args.quiet else None
+        Progress(len(trees), stream=sys.stderr) if from_file and not args.quiet else None
     )
     chunks = []
     for start in range(0, len(trees), args.batch_size * 4):

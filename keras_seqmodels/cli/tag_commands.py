@@ -11,7 +11,7 @@ import os
 import sys
 
 from keras_seqmodels.cli import options
-from keras_seqmodels.cli.inputs import read_lines, write_lines
+from keras_seqmodels.cli.inputs import Progress, read_lines, write_lines
 from keras_seqmodels.utils.errors import UserError
 from keras_seqmodels.utils.loading import load_model_file
 
@@ -59,7 +59,6 @@ def tag(sentences, model_name=None, model_path=None, model=None,
 
 
 def _run(args):
-    from keras_seqmodels.cli.translate_commands import _Progress
 
     if args.model_path and not os.path.isfile(args.model_path):
         raise UserError(f"--model-path: no such file: {args.model_path}")
@@ -70,7 +69,7 @@ def _run(args):
     if not keep:
         raise UserError("give one or more sentences (or lines on standard input)")
     progress = (
-        _Progress(len(keep), stream=sys.stderr) if from_file and not args.quiet else None
+        Progress(len(keep), stream=sys.stderr) if from_file and not args.quiet else None
     )
     from keras_seqmodels.cli.options import require_tensorflow
 

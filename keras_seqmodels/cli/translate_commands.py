@@ -12,10 +12,9 @@ translation lost (``--quiet`` leaves these out too).
 """
 
 import sys
-import time
 
 from keras_seqmodels.cli import options
-from keras_seqmodels.cli.inputs import read_lines, write_lines
+from keras_seqmodels.cli.inputs import Progress, read_lines, write_lines
 
 COMMAND = "translate"  # the zoo model whose spec names it in cli_defaults is the default
 
@@ -29,27 +28,6 @@ def __getattr__(name):
     return default_model(COMMAND)
 
 
-class _Progress:
-    """A one-line progress bar on standard error."""
-
-    def __init__(self, total, stream=sys.stderr, width=30):
-        self.total, self.done, self.stream, self.width = total, 0, stream, width
-        self.start = time.time()
-
-    def __call__(self, n):
-        self.done += n
-        frac = self.done / max(self.total, 1)
-        filled = int(self.width * frac)
-        rate = self.done / max(time.time() - self.start, 1e-9)
-        self.stream.write(
-            f"\r[{'#' * filled}{'.' * (self.width - filled)}] "
-            f"{self.done}/{self.total} sentences, {rate:.1f}/s"
-        )
-        if self.done >= self.total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
 def _translate(args):
     lines, show_progress = read_lines(
         args.text, args.file, 'a sentence ("A man is riding a bicycle.")'
@@ -61,7 +39,7 @@ def _translate(args):
 
     require_tensorflow()
     task = zoo.load(args.model)
-    progress = _Progress(len(lines)) if show_progress and not args.quiet else None
+    progress = Progress(len(lines)) if show_progress and not args.quiet else None
     out = task.predict_batch(lines, args.beam, args.batch_size, progress, details=True)
     write_lines([item["translation"] for item in out], args.output)
     if not args.quiet:
