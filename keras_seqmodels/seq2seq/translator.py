@@ -36,8 +36,8 @@ class Translator(keras.Model):
     sentence by sentence and joined back; shouted or uncased sentences are
     re-cased to the training data's casing; numbers and names that the
     vocabulary lacks are copied from the source into the output words that
-    attend to them (``carry_through``); and each text gets an unknown-word
-    rate, a confidence and an ``unfamiliar`` flag.
+    attend to them (``input_handling.carry_through``); and each text gets
+    an unknown-word rate, a confidence and an ``unfamiliar`` flag.
 
     Robustness: an empty (or blank) string translates to ""; sentences are
     cut to ``max_source_length`` pieces; outputs stop at ``max_output_length``
@@ -57,9 +57,10 @@ class Translator(keras.Model):
             by ``translate_details`` when more of its words than
             ``max_unknown_rate`` are unknown, or when a sentence's mean
             log-probability per output token is below ``min_confidence``.
-            The defaults are those of the zoo's multi30k-en-de: just beyond
-            the most extreme of its 1,014 validation sentences (unknown
-            rate 0.30, confidence -1.18), so that none of them is flagged.
+            The defaults were chosen on the validation set of the zoo's
+            English-German translator: just beyond the most extreme of its
+            1,014 sentences (unknown rate 0.30, confidence -1.18), so that
+            none of them is flagged; calibrate them on your own data.
 
     Call arguments:
         strings: string tensor ``(batch,)``.
@@ -262,7 +263,7 @@ class Translator(keras.Model):
         Each text is split into sentences (``input_handling.split_sentences``),
         each sentence re-cased if it is shouted or uncased
         (``input_handling.normalise_case``), translated, its numbers and
-        names carried through (``carry_through``), and the translations
+        names carried through (``input_handling.carry_through``), and the translations
         joined back, one per text.
 
         Args:
@@ -333,7 +334,7 @@ class Translator(keras.Model):
         }
         source_ids, source_word = self._encode_words(words, known)
         out_ids = self.translate_ids(source_ids, beam_size=beam_size)
-        pieces, confidence, lost = carry_through(
+        pieces, confidence, lost = input_handling.carry_through(
             self, source_ids, source_word, out_ids, words, known
         )
         out = text.detokenize(pieces)
@@ -623,123 +624,3 @@ class _CompiledSearches:
 
     def __init__(self):
         self.functions = {}
-
-
-def carry_through(translator, source_ids, source_word, out_ids, words, known):
-    """The output pieces with unknown numbers and names copied from the source,
-    and the model's confidence in the output.
-
-    One teacher-forced pass over the chosen output gives its attention over
-    the source and each token's log-probability. An output word (a piece
-    and its ``##`` continuations) whose first piece attends most to a
-    *protected* source word (one not in the vocabulary that has a digit,
-    starts with a capital and is not the sentence's first word, or has a
-    character the vocabulary lacks) is replaced by that source word when it
-    is itself spelled out (more than one piece), has a digit, or is unknown;
-    the unknown-word replacement of Luong et al. 2015, applied to the
-    character spellings that this model writes for words it cannot
-    translate. A run of such output words on one source word becomes one copy.
-
-    Args:
-        translator: the ``Translator``.
-        source_ids: int ``(n, S)`` source ids (end id last).
-        source_word: int64 ``(n, S)``: the index in ``words.flat_values`` of
-            the word each source piece spells, ``-1`` for the end and padding.
-        out_ids: int ``(n, T)`` output ids of the search.
-        words: ragged ``(n, None)`` source words.
-        known: bool ``(words,)``: the flat words in the source vocabulary.
-
-    Returns:
-        ``(pieces, confidence)``: ragged ``(n, None)`` string pieces for
-        ``text.detokenize`` and float32 ``(n,)``, the mean log-probability
-        per output token (end token included).
-
-    Reference:
-        Luong, Sutskever, Le, Vinyals & Zaremba 2015, "Addressing the rare
-        word problem in neural machine translation" (copying aligned source
-        words into the output).
-    """
-    import tensorflow as tf
-
-    model = translator.model
-    ended = tf.cumsum(tf.cast(tf.equal(out_ids, model.end_id), tf.int32), axis=1)
-    tokens = tf.ragged.boolean_mask(out_ids, tf.logical_and(tf.equal(ended, 0), out_ids > 3))
-    n = tf.shape(out_ids)[0]
-    start = tf.RaggedTensor.from_tensor(tf.fill([n, 1], model.start_id))
-    end = tf.RaggedTensor.from_tensor(tf.fill([n, 1], model.end_id))
-    decoder_in = tf.concat([start, tokens], axis=1).to_tensor(0)
-    targets = tf.concat([tokens, end], axis=1).to_tensor(0)
-    logits, attention = model((source_ids, decoder_in), return_attention=True)
-    log_p = tf.nn.log_softmax(tf.cast(logits, tf.float32))
-    token_log_p = tf.gather(log_p, targets, batch_dims=2)
-    lengths = tokens.row_lengths() + 1
-    valid = tf.sequence_mask(lengths, tf.shape(targets)[1])
-    confidence = tf.reduce_sum(tf.where(valid, token_log_p, 0.0), axis=1) / tf.cast(
-        lengths, tf.float32
-    )
-
-    # The source word each output piece attends to most (-1: the end token).
-    aligned = tf.gather(source_word, tf.argmax(attention, axis=-1), batch_dims=1)
-    aligned = tf.RaggedTensor.from_tensor(aligned, lengths=tokens.row_lengths()).flat_values
-    flat_words = words.flat_values
-    lookup = translator.source_lookup
-    chars = tf.strings.unicode_split(flat_words, "UTF-8")
-    unknown_char = tf.reduce_any(lookup(chars) <= 1, axis=1)
-    first_char = tf.strings.substr(flat_words, 0, 1, unit="UTF8_CHAR")
-    capital = tf.not_equal(first_char, tf.strings.lower(first_char, encoding="utf-8"))
-    not_first = tf.range(tf.size(flat_words, out_type=tf.int64)) > tf.gather(
-        words.row_starts(), words.value_rowids()
-    )
-    protected = tf.logical_and(
-        tf.logical_not(known),
-        tf.strings.regex_full_match(flat_words, ".*[0-9].*")
-        | tf.logical_and(capital, not_first)
-        | unknown_char,
-    )
-
-    pieces = translator.target_inverse(tokens)
-    flat = pieces.flat_values
-    first_in_row = tf.equal(
-        tf.range(tf.size(flat, out_type=tf.int64)),
-        tf.gather(pieces.row_starts(), pieces.value_rowids()),
-    )
-    starts = tf.logical_or(
-        first_in_row, tf.logical_not(tf.strings.regex_full_match(flat, "##.*"))
-    )
-    group = tf.cumsum(tf.cast(starts, tf.int64)) - 1
-    group_word = tf.boolean_mask(aligned, starts)
-    group_size = tf.math.segment_sum(tf.ones_like(group), group)
-    group_text = tf.boolean_mask(flat, starts)
-    # -1 (the end token, or no source word at all) reads the padding entry.
-    words_or_end = tf.size(flat_words, out_type=tf.int64)
-    safe_word = tf.where(group_word >= 0, group_word, words_or_end)
-    protected_or_end = tf.concat([protected, [False]], 0)
-    replace = tf.gather(protected_or_end, safe_word) & (
-        (group_size > 1)
-        | tf.strings.regex_full_match(group_text, ".*[0-9].*")
-        | tf.equal(group_text, text.UNK)
-    )
-    # A run of replaced groups on one source word (in one row) is one copy.
-    group_row = tf.boolean_mask(pieces.value_rowids(), starts)
-    previous = tf.concat([[False], replace[:-1]], 0) & tf.concat(
-        [[False], tf.equal(group_word[1:], group_word[:-1]) & tf.equal(
-            group_row[1:], group_row[:-1])], 0
-    )
-    copy = tf.gather(replace & tf.logical_not(previous), group)
-    drop = tf.gather(replace, group) & tf.logical_not(copy & starts)
-    originals = tf.gather(tf.concat([flat_words, [""]], 0), tf.gather(safe_word, group))
-    flat = tf.where(copy & starts, originals, flat)
-    pieces = tf.ragged.boolean_mask(pieces.with_flat_values(flat),
-                                    pieces.with_flat_values(tf.logical_not(drop)))
-    # Protected words that no output word spells: "not carried".
-    spelled = tf.strings.split(
-        tf.strings.regex_replace(
-            tf.strings.reduce_join(pieces, axis=1, separator=" "), " " + text.CONTINUATION, ""
-        )
-    )
-    wanted = tf.ragged.boolean_mask(words, words.with_flat_values(protected))
-    lost = tf.sets.difference(wanted.to_sparse(), spelled.to_sparse())
-    lost = tf.sparse.to_dense(lost, default_value="")
-    lost = tf.strings.strip(tf.strings.reduce_join(lost, axis=1, separator=" "))
-    lost = tf.strings.regex_replace(lost, " +", " ")
-    return pieces, confidence, lost
