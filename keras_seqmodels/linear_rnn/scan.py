@@ -21,12 +21,14 @@ way of computing the scan is a kernel with two methods, tried in order:
    scan to use, and the sequential loop does the least work.
 2. ``JaxAssociativeScan``: JAX on an accelerator, ``jax.lax.associative_scan``
    (log-depth, all steps in parallel).
-3. ``TFChunkedScan``: TensorFlow, ``tf.scan`` over chunks of ``chunk`` steps,
-   the steps of a chunk unrolled: traces with an unknown batch and length,
-   runs eagerly, in a ``tf.function`` and under XLA.
+3. ``TFChunkedScan``: TensorFlow, ``tf.scan`` over chunks of steps (4 when
+   XLA compiles it, 16 otherwise), the steps of a chunk unrolled: traces
+   with an unknown batch and length, runs eagerly, in a ``tf.function``
+   and under XLA.
 4. ``GenericScan``: ``keras.ops.associative_scan``, any backend (PyTorch).
 
-Gradients are the backends' automatic differentiation of these forms.
+Gradients: automatic differentiation of these forms on JAX and in the
+generic kernel; on TensorFlow the reverse scan (``TFChunkedScan``).
 
 Numerics: the minGRU paper computes this recurrence in log space
 (``log h(t) = logcumsumexp(log b - cumsum(log a)) + cumsum(log a)``, after
@@ -165,9 +167,14 @@ class TFChunkedScan:
 
     name = "tf_chunked"
 
-    def __init__(self, chunk=16, jit=True):
+    def __init__(self, chunk=16, jit=True, jit_chunk=4):
         self.chunk = chunk
         self.jit = jit
+        # Measured at 8 x 4,096 x 256 (docs/linear_recurrences.md): compiled
+        # by XLA, short chunks are fastest (1-4 steps within 5%, 16 steps
+        # 20% slower); as a plain graph, where every op costs its dispatch,
+        # 16 steps.
+        self.jit_chunk = jit_chunk
         self._graphs = {}
 
     def plan(self, call):
@@ -183,8 +190,11 @@ class TFChunkedScan:
         if key not in self._graphs:
             spec = tf.TensorSpec([None] * key[1], b[0].dtype)
             pair = (spec,) * key[0]
+            chunk = self.jit_chunk if jit else self.chunk
             self._graphs[key] = tf.function(
-                self._chunked, input_signature=[pair, pair], jit_compile=jit
+                lambda a, b: self._chunked(a, b, chunk),
+                input_signature=[pair, pair],
+                jit_compile=jit,
             )
         return self._graphs[key]
 
@@ -218,10 +228,9 @@ class TFChunkedScan:
         # gradient from the custom gradient.
         return scan_with_gradient(*(tf.convert_to_tensor(x) for x in a + b))
 
-    def _chunked(self, a, b):
+    def _chunked(self, a, b, c):
         import tensorflow as tf
 
-        c = self.chunk
         length = tf.shape(b[0])[1]
         pad = (-length) % c
 
