@@ -7,11 +7,15 @@ from keras_seqmodels import export
 from keras_seqmodels.cli import export_commands
 
 
-def test_each_format_names_its_public_writer():
+def test_each_format_names_its_generic_writer():
     assert sorted(export.FORMATS) == ["litert", "onnx", "savedmodel"]
-    assert export.FORMATS["savedmodel"].writer() is export.export
-    assert export.FORMATS["litert"].writer() is export.to_litert
-    assert export.FORMATS["onnx"].writer() is export.to_onnx
+    # Each format's generic writer, (model, path, **options) -> path, which
+    # export.write uses when neither the caller nor the model's type names another.
+    from keras_seqmodels.export import generic, litert_export, onnx_export
+
+    assert export.FORMATS["savedmodel"].writer() is generic.export_model
+    assert export.FORMATS["litert"].writer() is litert_export.to_litert
+    assert export.FORMATS["onnx"].writer() is onnx_export.to_onnx
     assert export.FORMATS["savedmodel"].suffix is None
     assert {f.suffix for n, f in export.FORMATS.items() if n != "savedmodel"} == {
         ".tflite",
