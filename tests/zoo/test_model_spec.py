@@ -137,14 +137,6 @@ def test_a_spec_must_name_its_own_folder(monkeypatch, tmp_path):
         _forget(monkeypatch, "wrong_package")
 
 
-def test_old_model_packages_table_warns():
-    with pytest.warns(DeprecationWarning, match=r"specs\(\)"):
-        table = models.MODEL_PACKAGES
-    assert table == {n: s.package.rpartition(".")[2] for n, s in models.specs().items()}
-    with pytest.raises(AttributeError):
-        models.NO_SUCH_NAME  # noqa: B018
-
-
 def test_reading_the_specs_imports_no_framework():
     code = (
         "import sys; from keras_seqmodels.zoo import models; models.specs(); "
