@@ -10,8 +10,8 @@ import pytest
 from cli_helpers import assert_one_line_error, run_cli
 
 from keras_seqmodels import zoo
-from keras_seqmodels.cli import sentiment_commands as sc
 from keras_seqmodels.trees import parse_ptb
+from keras_seqmodels.trees import text as tree_text
 
 POSITIVE = ("positive", "very positive")
 NEGATIVE = ("negative", "very negative")
@@ -44,23 +44,23 @@ def cli(shipped, monkeypatch):
 
 
 def test_tokenize_is_ptb_style():
-    assert sc.tokenize("It isn't (really) bad... Don't!") == [
+    assert tree_text.tokenize("It isn't (really) bad... Don't!") == [
         "It", "is", "n't", "-LRB-", "really", "-RRB-", "bad", "...", "Do", "n't", "!",
     ]
-    assert sc.tokenize("a well-made film's end") == ["a", "well-made", "film", "'s", "end"]
-    assert sc.tokenize("   ") == []
+    assert tree_text.tokenize("a well-made film's end") == ["a", "well-made", "film", "'s", "end"]
+    assert tree_text.tokenize("   ") == []
 
 
 def test_plain_text_gets_a_balanced_tree_and_trees_are_parsed():
-    tree = sc.text_to_tree("a gorgeous , witty , seductive movie .")
+    tree = tree_text.text_to_tree("a gorgeous , witty , seductive movie .")
     assert [tree.tokens[i] for i in tree.leaves] == "a gorgeous , witty , seductive movie .".split()
     assert tree.depth() == 3  # ceil(log2 8)
     assert tree.max_arity == 2
     bracketed = "(3 (2 good) (4 (3 fun) (2 film)))"
-    parsed = sc.text_to_tree("  " + bracketed)
+    parsed = tree_text.text_to_tree("  " + bracketed)
     assert parsed.children == parse_ptb(bracketed).children
     # --input-format text reads a leading "(" as a word.
-    forced = sc.text_to_tree("(really) good", input_format="text")
+    forced = tree_text.text_to_tree("(really) good", input_format="text")
     assert [forced.tokens[i] for i in forced.leaves] == ["-LRB-", "really", "-RRB-", "good"]
 
 
@@ -102,7 +102,7 @@ def test_file_with_progress_keeps_order_and_blank_lines(cli, tmp_path):
         label, probs = row.split("\t")
         values = [float(v) for v in probs.split()]
         assert len(values) == 5 and abs(sum(values) - 1) < 0.01
-        assert sc.SST_LABELS[max(range(5), key=values.__getitem__)] == label
+        assert tree_text.SST_LABELS[max(range(5), key=values.__getitem__)] == label
         code, alone, _ = cli(["sentiment", line])
         assert alone.strip() == label, line
 
