@@ -139,3 +139,23 @@ def test_tensorflow_kernel_traces_with_unknown_batch_and_length():
         fn = tf.function(lambda a, b: linear_scan(a, b), input_signature=[spec, spec],
                          jit_compile=jit)  # fmt: skip
         np.testing.assert_allclose(fn(a, b).numpy(), reference(a, b), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="a JAX kernel")
+def test_jax_associative_kernel_equals_the_reference_on_this_device():
+    # It plans only on an accelerator; its computation runs on any device.
+    rng = np.random.default_rng(6)
+    shape = (2, 45, 3)
+    a = rng.uniform(0, 1, shape) * np.exp(1j * rng.uniform(-np.pi, np.pi, shape))
+    b = rng.normal(size=shape) + 1j * rng.normal(size=shape)
+    kernel = scan.JaxAssociativeScan()
+    for pair in ((a.real, b.real), (a, b)):
+        x, y = pair
+        parts = (
+            (lambda v: (_f32(v),))
+            if x.dtype.kind == "f"
+            else (lambda v: (_f32(v.real), _f32(v.imag)))
+        )  # noqa: E731
+        h = kernel.run(scan.Plan(kernel, scan.ScanCall(parts(x), parts(y))))
+        h = np.asarray(h[0]) if len(h) == 1 else np.asarray(h[0]) + 1j * np.asarray(h[1])
+        np.testing.assert_allclose(h, reference(x, y), rtol=1e-5, atol=1e-5)
