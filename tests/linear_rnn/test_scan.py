@@ -159,3 +159,26 @@ def test_jax_associative_kernel_equals_the_reference_on_this_device():
         h = kernel.run(scan.Plan(kernel, scan.ScanCall(parts(x), parts(y))))
         h = np.asarray(h[0]) if len(h) == 1 else np.asarray(h[0]) + 1j * np.asarray(h[1])
         np.testing.assert_allclose(h, reference(x, y), rtol=1e-5, atol=1e-5)
+
+
+def test_complex_gradients_of_the_native_kernel_equal_the_generic_ones():
+    from keras_seqmodels.testing.layer_test import compute_gradients
+
+    rng = np.random.default_rng(7)
+    shape = (2, 11, 3)
+    values = [rng.uniform(-0.6, 0.6, shape), rng.uniform(-0.6, 0.6, shape)]
+    values += [rng.normal(size=shape), rng.normal(size=shape)]
+    coeffs = [keras.Variable(_f32(v)) for v in values]
+    init = [keras.Variable(_f32(rng.normal(size=(2, 3)))) for _ in range(2)]
+    w_re, w_im = rng.normal(size=shape), rng.normal(size=shape)
+
+    def loss():
+        h_re, h_im = complex_linear_scan(*coeffs, initial=init)
+        return ops.sum(h_re * w_re + h_im * w_im)
+
+    grads = []
+    for names in [(_native(),), ("generic",)]:
+        with use_kernels(*names):
+            grads.append(compute_gradients(loss, coeffs + init))
+    for native, generic in zip(*grads):
+        np.testing.assert_allclose(native, generic, rtol=1e-5, atol=1e-5)
