@@ -7,7 +7,7 @@ them in raster order and returns 10 class scores (logits); the network is in
 ``mingru`` (default), ``minlstm``, ``lru``, ``hawk`` (the parallel-scan layers
 of ``keras_seqmodels.linear_rnn``) or ``lstm`` (the package's LSTM, the
 baseline). Validation: 5,000 of the 60,000 training images (the seeded draw
-mnist-renet uses) select the epoch; test: the 10,000 test images.
+of keras_seqmodels.data.mnist) select the epoch; test: the 10,000 test images.
 
     seqmodels train pixel-mnist --epochs 30
     seqmodels train pixel-mnist --layer lstm --units 96 --time-budget 600 \\
