@@ -8,9 +8,11 @@ Keras 2 LSTM (``_marked_lstm``), which the converter fuses into
 ``UnidirectionalSequenceRnn`` (``_register_rnn_stub``, ``_sequence_rnn``),
 which it legalizes into ``UNIDIRECTIONAL_SEQUENCE_RNN``; every other layer
 is called as usual and converts as builtin ops (a ``WHILE`` loop for a
-recurrent layer). A new layer type with a fused LiteRT form gets its weight
-reader (like ``_lstm_weights``), its case in ``_Tracer.call`` and its traced
-function here, and its flatbuffer fix-ups, if any, in ``litert_flatbuffer``.
+recurrent layer; a ``linear_rnn`` layer's scan as ``scan.TFExportScan``, a
+``WHILE`` loop without tensor lists, in ``_Tracer.linear``). A new layer
+type with a fused LiteRT form gets its weight reader (like
+``_lstm_weights``), its case in ``_Tracer.call`` and its traced function
+here, and its flatbuffer fix-ups, if any, in ``litert_flatbuffer``.
 """
 
 import uuid
@@ -50,6 +52,8 @@ class _Tracer:
             layer = layer._functional  # a nested Sequential: walk its graph too
         if hasattr(layer, "_run_through_graph") and getattr(layer, "inputs", None):
             return self.run(layer, args[0] if len(args) == 1 else list(args))
+        if _linear_sublayers(layer):
+            return self.linear(layer, *args, **kwargs)
         if isinstance(layer, (layers.Bidirectional, keras.layers.Bidirectional)):
             forward = getattr(layer, "forward_layer", None)
             backward = getattr(layer, "backward_layer", None)
@@ -70,6 +74,18 @@ class _Tracer:
         elif self._elman_fusable(layer, args, kwargs):
             return self.elman(layer, args[0], layer.go_backwards)
         return self.plain(layer, *args, **kwargs)
+
+    def linear(self, layer, *args, **kwargs):
+        """A layer of ``keras_seqmodels.linear_rnn`` (or a wrapper holding
+        one): its scan as ``scan.TFExportScan``, a ``WHILE`` loop over time
+        with static-shape states and no tensor lists, which converts with
+        builtin ops at any batch size and length (the training kernel's
+        ``tf.scan`` becomes tensor-list ops, which LiteRT lacks). Any
+        other recurrent layer in a wrapper is traced as in ``plain``."""
+        from keras_seqmodels.linear_rnn import scan
+
+        with scan.use_kernels("tf_export"):
+            return self.plain(layer, *args, **kwargs)
 
     def plain(self, layer, *args, **kwargs):
         """Any other layer, as Keras calls it. Recurrent layers run their
@@ -343,6 +359,18 @@ def _numpy(variable):
 
     with tf.init_scope():
         return np.asarray(tf.convert_to_tensor(variable.value), np.float32)
+
+
+def _linear_sublayers(layer):
+    """The ``linear_rnn`` layers in ``layer`` (itself, or wrapped)."""
+    from keras_seqmodels.linear_rnn import LinearRecurrent
+
+    if isinstance(layer, LinearRecurrent):
+        return [layer]
+    subs = getattr(layer, "_flatten_layers", None)
+    if subs is None:
+        return []
+    return [sub for sub in subs(include_self=False) if isinstance(sub, LinearRecurrent)]
 
 
 def _recurrent_sublayers(layer, seen=None):

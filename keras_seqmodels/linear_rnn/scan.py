@@ -26,6 +26,10 @@ way of computing the scan is a kernel with two methods, tried in order:
    with an unknown batch and length, runs eagerly, in a ``tf.function``
    and under XLA.
 4. ``GenericScan``: ``keras.ops.associative_scan``, any backend (PyTorch).
+5. ``TFExportScan``: TensorFlow, a ``tf.while_loop`` over time with no
+   tensor lists, for LiteRT export only (``keras_seqmodels.export`` selects
+   it while tracing; never chosen otherwise, since ``GenericScan`` always
+   plans first).
 
 Gradients: automatic differentiation of these forms on JAX and in the
 generic kernel; on TensorFlow the reverse scan (``TFChunkedScan``).
@@ -295,7 +299,66 @@ class GenericScan:
         return tuple(out[n:])
 
 
-KERNELS = (JaxSequentialScan(), JaxAssociativeScan(), TFChunkedScan(), GenericScan())
+class TFExportScan:
+    """A ``tf.while_loop`` over time for export (TensorFlow; LiteRT).
+
+    Selected only while a file is written (``use_kernels("tf_export")`` in
+    ``keras_seqmodels.export``), never for training: the state has a static
+    shape and the states of all steps grow by concatenation along time, so
+    the loop holds no TensorArray / TensorList and LiteRT's converter writes
+    it with builtin ops only (``WHILE``, ``GATHER``, ``MUL``, ``ADD``,
+    ``CONCATENATION``), at an unknown batch and length. No custom gradient:
+    export traces inference only."""
+
+    name = "tf_export"
+
+    def plan(self, call):
+        if keras.backend.backend() != "tensorflow":
+            return None
+        return Plan(self, call)
+
+    def run(self, plan):
+        import tensorflow as tf
+
+        a, b = plan.call
+        length = tf.shape(b[0])[1]
+        # The first step outside the loop: the states so far (time on axis
+        # 1) start as one step, not as an empty tensor (LiteRT sizes an
+        # empty slice at a dynamic batch wrongly). ``b`` holds the initial
+        # state in its first step, so ``h(0) = b(0)``.
+        h0 = tuple(x[:, 0] for x in b)
+        acc0 = tuple(x[:, :1] for x in b)
+
+        def body(t, h, acc):
+            a_t = tuple(tf.gather(x, t, axis=1) for x in a)
+            b_t = tuple(tf.gather(x, t, axis=1) for x in b)
+            h = _add(_mul(a_t, h), b_t)
+            acc = tuple(tf.concat([s, tf.expand_dims(x, 1)], 1) for s, x in zip(acc, h))
+            return t + 1, h, acc
+
+        invariants = (
+            tf.TensorShape([]),
+            tuple(x.shape for x in h0),
+            tuple(tf.TensorShape([x.shape[0], None] + list(x.shape[2:])) for x in b),
+        )
+        _, _, acc = tf.while_loop(
+            lambda t, h, acc: t < length,
+            body,
+            (tf.constant(1), h0, acc0),
+            shape_invariants=invariants,
+        )
+        return acc
+
+
+# ``TFExportScan`` comes after ``GenericScan``, which always plans: it runs
+# only where named (``use_kernels("tf_export")``, while exporting).
+KERNELS = (
+    JaxSequentialScan(),
+    JaxAssociativeScan(),
+    TFChunkedScan(),
+    GenericScan(),
+    TFExportScan(),
+)
 _active = [KERNELS]
 
 
@@ -307,7 +370,7 @@ def use_kernels(*names):
 
     Args:
         *names: kernel names (``"jax_sequential"``, ``"jax_associative"``,
-            ``"tf_chunked"``, ``"generic"``), tried in order; a kernel that
+            ``"tf_chunked"``, ``"generic"``, ``"tf_export"``), tried in order; a kernel that
             does not apply to the backend or device is skipped, and
             ``"generic"`` always applies.
 
