@@ -97,6 +97,7 @@ handling.
 """
 
 import os
+import re
 import shutil
 import tempfile
 import warnings
@@ -261,6 +262,7 @@ def to_litert(
         content = float32_fused_weights(content)
     if not stateful:
         content = zero_states_each_call(content)
+    content = order_inputs(content, input_names(graph))
     # What each option did, read from the file (checks.file_findings); the
     # tracer's fallbacks said as the file holds them (a WHILE loop or unrolled).
     fixed = batch_size is not None or graph.inputs[0].shape[0] is not None
@@ -309,7 +311,7 @@ def _fuse_kinds(fuse):
     return kinds
 
 
-def run_litert(interpreter, *inputs):
+def run_litert(interpreter, *inputs, **named):
     """Run a file written by ``to_litert`` as ``model.predict`` would.
 
     Resizes the inputs and the fused ops' state tensors to the batch, resets
@@ -318,16 +320,29 @@ def run_litert(interpreter, *inputs):
     Args:
         interpreter: an ``ai_edge_litert.interpreter.Interpreter`` (or
             ``tf.lite.Interpreter``) of the file.
-        *inputs: one array per model input, batch first.
+        *inputs: one array per model input, batch first, in the order of
+            the Keras model's inputs (the file's input order).
+        **named: or the arrays by input name (a model with several inputs:
+            the Keras inputs' names, e.g. ``stories=..., queries=...``; one
+            input: ``input_0``), not both.
 
     Returns:
         A list of output arrays.
     """
     signature = interpreter._get_full_signature_list()["serving_default"]
-    names = sorted(signature["inputs"], key=_position)
+    names = _input_order(interpreter, signature["inputs"])
+    if named:
+        if inputs:
+            raise ValueError("run_litert: pass the inputs by position or by name, not both")
+        unknown = sorted(set(named) - set(names))
+        missing = [n for n in names if n not in named]
+        if unknown or missing:
+            raise ValueError(f"run_litert: the file's inputs are {names}; received {sorted(named)}")
+        inputs = tuple(named[n] for n in names)
     if len(names) != len(inputs):
         raise ValueError(
-            f"run_litert: the file takes {len(names)} input(s); received {len(inputs)}"
+            f"run_litert: the file takes {len(names)} input(s) ({', '.join(names)}); "
+            f"received {len(inputs)}"
         )
     batch = int(np.shape(inputs[0])[0])
     if batch == 0:  # LiteRT's ops refuse empty tensors (UNPACK, FILL) with a C++ check
@@ -363,6 +378,58 @@ def run_litert(interpreter, *inputs):
     outputs = signature["outputs"]
     order = sorted(outputs, key=_position)
     return [interpreter.get_tensor(outputs[n]) for n in order]
+
+
+def _input_order(interpreter, inputs):
+    """The signature's input names in the file's input order (the Keras
+    model's, as ``order_inputs`` wrote it); a file whose inputs are all
+    ``input_<i>`` (written before the names were kept) by that number."""
+    if all(_position(n)[0] == "input" for n in inputs):
+        return sorted(inputs, key=_position)
+    rank = {d["index"]: k for k, d in enumerate(interpreter.get_input_details())}
+    return sorted(inputs, key=lambda n: rank.get(inputs[n], len(rank)))
+
+
+def input_names(graph):
+    """The names of the file's inputs: ``input_0`` for a model with one
+    input; the Keras inputs' names for several (``stories``, ``queries``),
+    made valid TensorFlow names, with ``input_<i>`` for a name that is
+    empty or taken."""
+    if len(graph.inputs) == 1:
+        return ["input_0"]
+    names = []
+    for i, tensor in enumerate(graph.inputs):
+        name = re.sub(r"[^A-Za-z0-9_.\-]", "_", str(getattr(tensor, "name", "") or ""))
+        # (``input_<j>`` is the number of the input: ``_input_order``.)
+        if not re.match(r"[A-Za-z0-9.]", name) or re.fullmatch(r"input_\d+", name):
+            name = f"input_{i}"
+        if name in names:
+            name = f"input_{i}"
+        names.append(name)
+    return names
+
+
+def order_inputs(content, names):
+    """The file's inputs (the graph's and its signature's) in the order of
+    ``names``, the Keras model's (the converter orders them its own way)."""
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    if len(names) < 2:
+        return content
+    model = _read(content)
+    signature = model.signatureDefs[0]
+    by_name = {
+        m.name.decode() if isinstance(m.name, bytes) else m.name: m for m in signature.inputs
+    }
+    if sorted(by_name) != sorted(names):
+        raise ValueError(
+            f"to_litert: the converted file's inputs {sorted(by_name)} are not the model's {names}"
+        )
+    signature.inputs = [by_name[n] for n in names]
+    model.subgraphs[signature.subgraphIndex].inputs = np.array(
+        [by_name[n].tensorIndex for n in names], dtype=np.int32
+    )
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
 
 
 def _position(name):
@@ -430,11 +497,12 @@ def _convert(graph, tracer, quantize, representative_data, batch_size):
     import tensorflow as tf
 
     specs = []
+    served = input_names(graph)
     for i, tensor in enumerate(graph.inputs):
         shape = list(tensor.shape)
         if batch_size is not None:
             shape[0] = batch_size
-        specs.append(tf.TensorSpec(shape, tensor.dtype, name=f"input_{i}"))
+        specs.append(tf.TensorSpec(shape, tensor.dtype, name=served[i]))
     # Checked against the inputs before anything is traced.
     names = [getattr(t, "name", None) or s.name for t, s in zip(graph.inputs, specs)]
     calibration = _representative(representative_data, specs, names) if quantize == "int8" else None

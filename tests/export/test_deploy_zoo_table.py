@@ -57,12 +57,19 @@ def test_every_no_is_refused_with_a_value_error(name, format, tmp_path):
     assert not (tmp_path / f"out{suffix}").exists()
 
 
-def _run_litert(path, inputs):
+def _row(name):
+    with open(os.path.join(ROOT, "docs", "deploy.md"), encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("| zoo model | `--format litert` | `--format onnx` | SavedModel |")
+    return next(line for line in text[start:].split("\n") if f"`{name}`" in line)
+
+
+def _run_litert(path, inputs, named=None):
     from ai_edge_litert.interpreter import Interpreter
 
     from keras_seqmodels.export.litert_export import run_litert
 
-    return run_litert(Interpreter(model_path=path), *inputs)[0]
+    return run_litert(Interpreter(model_path=path), *inputs, **(named or {}))[0]
 
 
 def test_every_yes_is_written_and_runs(tmp_path):
@@ -90,5 +97,11 @@ def test_every_yes_is_written_and_runs(tmp_path):
         path = zoo.load(name).export(out, format=format, **options)
         assert format == "litert", (name, format)  # the ONNX yes cells are COVERED
         np.testing.assert_allclose(_run_litert(path, inputs), expected, atol=1e-4)
+        if len(model.inputs) > 1:  # by the Keras inputs' names, which the row names
+            names = [t.name for t in model.inputs]
+            row = _row(name)
+            assert all(f"`{n}`" in row for n in names), (names, row)
+            got = _run_litert(path, [], dict(zip(names, inputs)))
+            np.testing.assert_allclose(got, expected, atol=1e-4)
         ran.add((name, format))
     assert ("babi-memn2n", "litert") in ran

@@ -506,3 +506,34 @@ def test_tied_embedding_stored_once(tmp_path, tied, quantize, atol):
     x = data[:8]
     (y,) = litert_export.run_litert(interpreter, x)
     np.testing.assert_allclose(y, model.predict(x, verbose=0), atol=atol, rtol=0)
+
+
+def test_several_inputs_keep_the_keras_names_and_order(tmp_path):
+    """A model with several inputs: the file's inputs are named as the Keras
+    inputs (``stories`` before ``queries``, against the alphabet) in the
+    model's order; ``run_litert`` takes them by position or by name, and
+    LiteRT's own signature runner by name, all as ``model.predict``."""
+    stories = keras.Input((T, F), name="stories")
+    queries = keras.Input((F,), name="queries")
+    h = _lstm(name="reader")(stories)
+    outputs = keras.layers.Dense(2)(keras.layers.Concatenate()([h, 3.0 * queries]))
+    model = keras.Model([stories, queries], outputs)
+    interpreter, _ = _convert(model, tmp_path)
+    details = interpreter.get_input_details()
+    assert [d["name"] for d in details] == [
+        "serving_default_stories:0",
+        "serving_default_queries:0",
+    ]
+    rng = np.random.default_rng(7)
+    x = [_inputs(3, seed=3), rng.normal(size=(3, F)).astype("float32")]
+    expected = model.predict(x, verbose=0)
+    (by_position,) = litert_export.run_litert(interpreter, *x)
+    (by_name,) = litert_export.run_litert(interpreter, queries=x[1], stories=x[0])
+    runner = interpreter_module.Interpreter(model_path=str(tmp_path / "model.tflite"))
+    signed = runner.get_signature_runner("serving_default")(stories=x[0], queries=x[1])
+    for got in (by_position, by_name, signed["output_0"]):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match=r"inputs are \['stories', 'queries'\]"):
+        litert_export.run_litert(interpreter, stories=x[0], question=x[1])
+    with pytest.raises(ValueError, match="by position or by name"):
+        litert_export.run_litert(interpreter, x[0], queries=x[1])
