@@ -93,7 +93,8 @@ class _StateDecoder:
     A second model shares the language model's layers (same weights); each
     ``Recurrent`` is replaced by a runner around the same cell that takes
     initial states and returns its final ones, and those are fed back at the
-    next word. Run with ``predict_on_batch`` (compiled once per input length).
+    next word. Run with ``utils.calling.call_model`` (the stepper's own compiled
+    call, retraced for a new input length at most once: ``reduce_retracing``).
     """
 
     incremental = True
@@ -130,10 +131,10 @@ class _StateDecoder:
     def _run(self, ids):
         import numpy as np
 
+        from keras_seqmodels.utils.calling import call_model
+
         self.positions += len(ids)
-        logits, *self.states = self.stepper.predict_on_batch(
-            [np.array([ids], "int32"), *self.states]
-        )
+        logits, *self.states = call_model(self.stepper, [np.array([ids], "int32"), *self.states])
         return np.asarray(logits)[0, -1]
 
     def start(self, ids):

@@ -29,13 +29,12 @@ def tag_sentences(model, sentences, pretokenized=False):
     import numpy as np
 
     from keras_seqmodels.data.tokenize import tokenize
+    from keras_seqmodels.utils.calling import call_model
 
     rows = [s.split() if pretokenized else tokenize(s) for s in sentences if s.strip()]
     if not rows:
         return []
-    tags = np.asarray(
-        model.predict_on_batch(np.array([" ".join(r) for r in rows], dtype=object))
-    )
+    tags = np.asarray(call_model(model, np.array([" ".join(r) for r in rows], dtype=object)))
     out = []
     for number, (tokens, row) in enumerate(zip(rows, tags), 1):
         pairs = list(zip(tokens, [t.decode("utf-8") for t in row[: len(tokens)]]))

@@ -10,6 +10,7 @@ import numpy as np
 from keras_seqmodels.trees.encoding import encode
 from keras_seqmodels.trees.ptb import parse_ptb
 from keras_seqmodels.trees.tree import lower_tokens
+from keras_seqmodels.utils.calling import call_model
 from keras_seqmodels.utils.validation import check_positive_int
 
 
@@ -32,9 +33,7 @@ def root_probabilities(model, trees, batch_size=64, lower=True):
         idx = order[i : i + batch_size]
         batch = encode([trees[j] for j in idx], arity=2)
         logits = np.asarray(
-            model.predict_on_batch(
-                [batch["tokens"].astype(object), batch["children"], batch["levels"]]
-            ),
+            call_model(model, [batch["tokens"].astype(object), batch["children"], batch["levels"]]),
             np.float64,
         )
         root = logits[np.arange(len(idx)), batch["roots"]]
