@@ -105,3 +105,20 @@ def test_every_yes_is_written_and_runs(tmp_path):
             np.testing.assert_allclose(got, expected, atol=1e-4)
         ran.add((name, format))
     assert ("babi-memn2n", "litert") in ran
+
+
+def test_the_onnx_sections_zoo_table_says_what_the_command_line_table_says():
+    """The ONNX section's table of the zoo (``to_onnx`` on each model) has a
+    row for every shipped model and the same yes / no as the command-line
+    table, whose cells the tests above check against the writers."""
+    with open(os.path.join(ROOT, "docs", "deploy.md"), encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("| model | ONNX (`to_onnx(ks.zoo.load(name).model, ...)`) |")
+    onnx = {}
+    for line in text[start:].split("\n")[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for name in re.findall(r"`([a-z0-9-]+)`", cells[0]):
+            onnx[name] = not cells[1].startswith("no")
+    assert onnx == {name: row["onnx"] for name, row in _table().items()}
