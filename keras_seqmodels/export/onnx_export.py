@@ -25,6 +25,10 @@ only Keras's own LSTM graph). Here the layers are read, not traced:
   each row's unmasked steps moved to its front and counted as the nodes'
   ``sequence_lens``, the outputs read back at Keras's steps
   (``onnx_steps``): exact for every mask, left padding and holes too.
+- ``linear_rnn.MinGRU`` and ``MinLSTM`` -> their gates as ``MatMul`` and
+  elementwise ops and the linear recurrence as one ``Scan`` node over time
+  (``onnx_linear``; the one place a ``Scan`` is written); the other
+  ``linear_rnn`` layers are refused, naming the layer.
 
 Around them: ``InputLayer``, ``Embedding`` and ``ReversibleEmbedding``
 (``Gather``; the reverse call a ``MatMul`` by the transposed matrix),
@@ -72,6 +76,7 @@ from keras_seqmodels.export.onnx_layers import (
     _convert_merge,
     _convert_reshape,
 )
+from keras_seqmodels.export.onnx_linear import _convert_linear, _is_linear
 from keras_seqmodels.export.onnx_ops import _convert_op
 from keras_seqmodels.export.onnx_recurrent import _convert_bidirectional, _convert_recurrent
 from keras_seqmodels.utils.loading import load_model_file
@@ -119,13 +124,19 @@ def _convert_layer(g, layer, args, kwargs, recorded=False):
     if isinstance(layer, keras.Model):
         return _walk(g, layer, x if isinstance(x, (list, tuple)) else [x])
     bidirectional = (Bidirectional, keras.layers.Bidirectional)
-    if isinstance(layer, (Recurrent, keras.layers.RNN, *bidirectional)):
+    if isinstance(layer, (Recurrent, keras.layers.RNN, *bidirectional)) or _is_linear(layer):
         states = call.get("initial_state")
         if isinstance(states, _Tensor):
             states = [states]
         if states is not None and not all(isinstance(s, _Tensor) for s in states):
             raise _unsupported(layer, "`initial_state` must be model tensors (Keras inputs)")
+        if _is_linear(layer):
+            return _convert_linear(g, layer, x, states, masked)
         if isinstance(layer, bidirectional):
+            inner = getattr(layer, "forward_layer", None)
+            if _is_linear(inner):
+                raise _unsupported(layer, f"Bidirectional over {type(inner).__name__} is not "
+                                   "mapped (the layer alone is)")  # fmt: skip
             return _convert_bidirectional(g, layer, x, states, masked)
         return _convert_recurrent(g, layer, x, states, masked)
     kind = type(layer)

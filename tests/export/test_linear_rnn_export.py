@@ -4,8 +4,17 @@ RGLRU, HawkBlock, SelectiveSSM).
 LiteRT: each layer is converted with builtin ops only (its scan a ``WHILE``
 loop without tensor lists, ``scan.TFExportScan``) and run in ai-edge-litert
 against ``model.predict`` at a dynamic batch (resized to 3 rows); one
-fixed-batch, masked model and one of unknown length as well. Tolerance
-``atol=1e-5, rtol=1e-5`` (float32; measured differences up to 4e-7).
+fixed-batch, masked model and one of unknown length as well.
+
+ONNX: MinGRU and MinLSTM (random weights) are written with ``to_onnx`` (a
+``Scan`` node over time), pass ``onnx.checker``, and give
+``model.predict``'s outputs in onnxruntime at a dynamic batch and length,
+with right padding and a row without steps masked, ``go_backwards``,
+``return_state`` and an ``initial_state`` input; the other four layers are
+refused in one line naming the layer.
+
+Tolerance ``atol=1e-5, rtol=1e-5`` (float32; measured differences up to
+1e-6).
 """
 
 import os
@@ -18,7 +27,6 @@ import keras_seqmodels as ks
 from keras_seqmodels import export
 
 pytestmark = pytest.mark.tf_only  # the LiteRT converter runs on TensorFlow
-interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
 
 T, F, UNITS = 7, 5, 5  # RGLRU is elementwise: its input width is its width
 ATOL = RTOL = 1e-5
@@ -38,6 +46,7 @@ def _inputs(batch, length=T, seed=0):
 
 
 def _run_litert(path, x):
+    interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
     interpreter = interpreter_module.Interpreter(model_path=path)
     ops = [op["op_name"] for op in interpreter._get_ops_details()]
     detail = interpreter.get_input_details()[0]
@@ -96,3 +105,60 @@ def test_litert_unknown_length(tmp_path):
         got, ops = _run_litert(path, x)
         _assert_builtin_loop(ops)
         np.testing.assert_allclose(got, model.predict(x, verbose=0), rtol=RTOL, atol=ATOL)
+
+
+# ONNX ------------------------------------------------------------------------
+
+
+def _onnx_model(name, case):
+    x = keras.Input((None, F), name="x")
+    y = keras.layers.Masking(0.0)(x)
+    if case == "sequences":
+        out = LAYERS[name](return_sequences=True)(y)
+        return keras.Model(x, out)
+    if case == "last":
+        out = keras.layers.Dense(2)(LAYERS[name]()(y))
+        return keras.Model(x, out)
+    h0 = keras.Input((UNITS,), name="h0")
+    layer = LAYERS[name](return_sequences=True, return_state=True, go_backwards=True)
+    out, h = layer(y, initial_state=[h0], mask=y._keras_mask)
+    return keras.Model([x, h0], [out, h])
+
+
+@pytest.mark.parametrize("case", ["sequences", "last", "backwards_state"])
+@pytest.mark.parametrize("name", ["MinGRU", "MinLSTM"])
+def test_onnx_matches_predict(name, case, tmp_path):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    model = _onnx_model(name, case)
+    rng = np.random.default_rng(1)
+    for w in model.weights:
+        w.assign(rng.normal(size=w.shape).astype("float32") * 0.8)
+    x = _inputs(3, length=9, seed=2)
+    x[0, 6:] = 0.0  # right padding
+    x[2] = 0.0  # a row without steps
+    feeds = {"x": x}
+    if case == "backwards_state":
+        feeds["h0"] = rng.normal(size=(3, UNITS)).astype("float32")
+    expected = model.predict(feeds if len(feeds) > 1 else x, verbose=0)
+    expected = expected if isinstance(expected, list) else [expected]
+    path = export.to_onnx(model, os.path.join(tmp_path, "model.onnx"))
+    proto = onnx.load(path)
+    onnx.checker.check_model(proto, full_check=True)
+    assert [n.op_type for n in proto.graph.node].count("Scan") == 1
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    got = session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("name", ["LRU", "RGLRU", "HawkBlock", "SelectiveSSM"])
+def test_onnx_refuses_the_layers_it_does_not_map(name, tmp_path):
+    model = keras.Sequential([keras.Input((T, F)), LAYERS[name](name="lin")])
+    with pytest.raises(ValueError) as info:
+        export.to_onnx(model, os.path.join(tmp_path, "model.onnx"))
+    message = str(info.value)
+    assert message.startswith(f"to_onnx: layer {name} 'lin' cannot be written as ONNX"), message
+    assert "to_litert" in message and "SavedModel" in message and "\n" not in message
+    assert not os.path.exists(os.path.join(tmp_path, "model.onnx"))
