@@ -162,3 +162,45 @@ def test_onnx_refuses_the_layers_it_does_not_map(name, tmp_path):
     assert message.startswith(f"to_onnx: layer {name} 'lin' cannot be written as ONNX"), message
     assert "to_litert" in message and "SavedModel" in message and "\n" not in message
     assert not os.path.exists(os.path.join(tmp_path, "model.onnx"))
+
+
+@pytest.mark.parametrize("name", ["LRU", "HawkBlock", "SelectiveSSM"])
+def test_litert_streaming_file_one_step_per_call(name, tmp_path):
+    # The network for one step, its states as inputs and outputs (as
+    # docs/deploy.md shows), with the weights of the whole-sequence model.
+    whole = keras.Sequential([keras.Input((T, F)), LAYERS[name](return_sequences=True)])
+    step = LAYERS[name](return_sequences=True, return_state=True)
+    x_t = keras.Input((1, F), batch_size=1)
+    states = [keras.Input(s, batch_size=1) for s in step.state_shapes()]
+    out, *new_states = step(x_t, initial_state=states)
+    stream = keras.Model([x_t, *states], [out, *new_states])
+    stream.set_weights(whole.get_weights())
+    path = export.to_litert(stream, os.path.join(tmp_path, "stream.tflite"))
+    interpreter = pytest.importorskip("ai_edge_litert.interpreter").Interpreter(model_path=path)
+    runner = interpreter.get_signature_runner()
+    in_names = list(interpreter.get_signature_list()["serving_default"]["inputs"])
+    assert len(in_names) == 1 + len(states)
+    x = _inputs(1, seed=3)
+    expected = whole.predict(x, verbose=0)
+    carried = [np.zeros((1,) + s, "float32") for s in step.state_shapes()]
+    keras_names = [t.name for t in stream.inputs]
+    outputs = []
+    for t in range(T):
+        feeds = dict(zip(keras_names, [x[:, t : t + 1], *carried]))
+        result = runner(**{n: feeds[n] for n in in_names})
+        # The outputs in the Keras model's order (output_0, output_1, ...).
+        values = [result[k] for k in sorted(result, key=lambda k: int(k.rsplit("_", 1)[-1]))]
+        outputs.append(values[0][:, 0])
+        carried = values[1:]
+    np.testing.assert_allclose(np.stack(outputs, 1), expected, rtol=RTOL, atol=ATOL)
+
+
+def test_litert_bidirectional_dynamic_batch(tmp_path):
+    model = keras.Sequential(
+        [keras.Input((T, F)), ks.layers.Bidirectional(ks.linear_rnn.MinGRU(UNITS))]
+    )
+    x = _inputs(2)
+    path = export.to_litert(model, os.path.join(tmp_path, "bidirectional.tflite"))
+    got, ops = _run_litert(path, x)
+    _assert_builtin_loop(ops)
+    np.testing.assert_allclose(got, model.predict(x, verbose=0), rtol=RTOL, atol=ATOL)
