@@ -1,24 +1,25 @@
 """ONNX form of the ``keras_seqmodels.linear_rnn`` layers (``to_onnx``).
 
-``MinGRU`` and ``MinLSTM`` are written as their equations: the input
-projection of every step at once (``MatMul``, ``Add``, ``Split``), the
+``MinGRU``, ``MinLSTM`` and ``RGLRU`` are written as their equations: the
+input projection of every step at once (``MatMul``, ``Add``, ``Split``), the
 coefficients ``a`` and ``b`` of ``h(t) = a(t) h(t-1) + b(t)`` elementwise
-(``Sigmoid``, ``Softplus``, ``Where`` for the positive ``g``), and the
+(``Sigmoid``, ``Softplus``, ``Where`` for the positive ``g``; RGLRU's
+``Exp``, ``Sqrt``), and the
 recurrence one ONNX ``Scan`` node over time whose body is ``Mul`` and
 ``Add``. A Keras mask sets ``a = 1, b = 0`` on masked steps (``Where``), as
 the layer does, so the state is kept there and the outputs zeroed;
 ``go_backwards`` reverses the time axis first (``Slice`` with step -1);
 ``initial_state`` (model inputs) and ``return_state`` are carried. The
-other layers (``LRU``, ``RGLRU``, ``HawkBlock``, ``SelectiveSSM``) have no
+other layers (``LRU``, ``HawkBlock``, ``SelectiveSSM``) have no
 ONNX form yet: ``to_onnx`` refuses them naming the layer.
 """
 
 import numpy as np
 
-from keras_seqmodels.export.onnx_graph import _Tensor, _unsupported
+from keras_seqmodels.export.onnx_graph import _numpy, _Tensor, _unsupported
 
-MAPPED = ("MinGRU", "MinLSTM")
-_NOT_YET = "its ONNX form is not written yet (MinGRU and MinLSTM have one)"
+MAPPED = ("MinGRU", "MinLSTM", "RGLRU")
+_NOT_YET = "its ONNX form is not written yet (MinGRU, MinLSTM and RGLRU have one)"
 
 
 def _is_linear(layer):
@@ -55,8 +56,30 @@ def _candidate(g, k, activation, hint):
     return g.op("Where", [positive, shifted, g.op("Sigmoid", [k], hint)], hint)
 
 
+def _rglru_coefficients(g, layer, x):
+    """``a`` and ``b`` (batch, time, units) of RGLRU: ``log a = -c
+    sigmoid(gate_a) softplus(a_param)``, ``b = sqrt(1 - a^2) sigmoid(gate_x) x``."""
+    hint = layer.name
+
+    def affine(gate):
+        kernel = g.weight(getattr(layer, f"{gate}_kernel"), f"{hint}/{gate}_kernel")
+        bias = g.weight(getattr(layer, f"{gate}_bias"), f"{hint}/{gate}_bias")
+        return g.op("Add", [g.op("MatMul", [x, kernel], hint), bias], hint)
+
+    a_param = _numpy(layer.a_param).astype("float64")
+    rate = (-layer.c * np.logaddexp(0.0, a_param)).astype("float32")  # -c softplus(a_param)
+    log_a = g.op("Mul", [g.op("Sigmoid", [affine("gate_a")], hint), g.const(rate, hint)], hint)
+    a = g.op("Exp", [log_a], hint)
+    a2 = g.op("Exp", [g.op("Add", [log_a, log_a], hint)], hint)
+    multiplier = g.op("Sqrt", [g.op("Sub", [g.const(1.0, "one_f"), a2], hint)], hint)
+    gated = g.op("Mul", [g.op("Sigmoid", [affine("gate_x")], hint), x], hint)
+    return a, g.op("Mul", [multiplier, gated], hint)
+
+
 def _coefficients(g, layer, x):
-    """``a`` and ``b`` (batch, time, units) of MinGRU / MinLSTM."""
+    """``a`` and ``b`` (batch, time, units) of MinGRU / MinLSTM / RGLRU."""
+    if type(layer).__name__ == "RGLRU":
+        return _rglru_coefficients(g, layer, x)
     hint = layer.name
     k = g.op("MatMul", [x, g.weight(layer.kernel, f"{hint}/kernel")], hint)
     if layer.use_bias:

@@ -6,11 +6,11 @@ loop without tensor lists, ``scan.TFExportScan``) and run in ai-edge-litert
 against ``model.predict`` at a dynamic batch (resized to 3 rows); one
 fixed-batch, masked model and one of unknown length as well.
 
-ONNX: MinGRU and MinLSTM (random weights) are written with ``to_onnx`` (a
+ONNX: MinGRU, MinLSTM and RGLRU (random weights) are written with ``to_onnx`` (a
 ``Scan`` node over time), pass ``onnx.checker``, and give
 ``model.predict``'s outputs in onnxruntime at a dynamic batch and length,
 with right padding and a row without steps masked, ``go_backwards``,
-``return_state`` and an ``initial_state`` input; the other four layers are
+``return_state`` and an ``initial_state`` input; the other three layers are
 refused in one line naming the layer.
 
 Tolerance ``atol=1e-5, rtol=1e-5`` (float32; measured differences up to
@@ -126,7 +126,7 @@ def _onnx_model(name, case):
 
 
 @pytest.mark.parametrize("case", ["sequences", "last", "backwards_state"])
-@pytest.mark.parametrize("name", ["MinGRU", "MinLSTM"])
+@pytest.mark.parametrize("name", ["MinGRU", "MinLSTM", "RGLRU"])
 def test_onnx_matches_predict(name, case, tmp_path):
     onnx = pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
@@ -153,7 +153,7 @@ def test_onnx_matches_predict(name, case, tmp_path):
         np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
 
 
-@pytest.mark.parametrize("name", ["LRU", "RGLRU", "HawkBlock", "SelectiveSSM"])
+@pytest.mark.parametrize("name", ["LRU", "HawkBlock", "SelectiveSSM"])
 def test_onnx_refuses_the_layers_it_does_not_map(name, tmp_path):
     model = keras.Sequential([keras.Input((T, F)), LAYERS[name](name="lin")])
     with pytest.raises(ValueError) as info:
