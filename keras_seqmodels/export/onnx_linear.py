@@ -1,25 +1,25 @@
 """ONNX form of the ``keras_seqmodels.linear_rnn`` layers (``to_onnx``).
 
-``MinGRU``, ``MinLSTM`` and ``RGLRU`` are written as their equations: the
-input projection of every step at once (``MatMul``, ``Add``, ``Split``), the
-coefficients ``a`` and ``b`` of ``h(t) = a(t) h(t-1) + b(t)`` elementwise
-(``Sigmoid``, ``Softplus``, ``Where`` for the positive ``g``; RGLRU's
-``Exp``, ``Sqrt``), and the
-recurrence one ONNX ``Scan`` node over time whose body is ``Mul`` and
-``Add``. A Keras mask sets ``a = 1, b = 0`` on masked steps (``Where``), as
-the layer does, so the state is kept there and the outputs zeroed;
-``go_backwards`` reverses the time axis first (``Slice`` with step -1);
-``initial_state`` (model inputs) and ``return_state`` are carried. The
-other layers (``LRU``, ``HawkBlock``, ``SelectiveSSM``) have no
-ONNX form yet: ``to_onnx`` refuses them naming the layer.
+``MinGRU``, ``MinLSTM``, ``RGLRU`` and ``LRU`` are written as their
+equations: the input projection of every step at once (``MatMul``, ``Add``,
+``Split``), the coefficients ``a`` and ``b`` of ``h(t) = a(t) h(t-1) +
+b(t)`` elementwise (``Sigmoid``, ``Softplus``, ``Where`` for the positive
+``g``; RGLRU's ``Exp``, ``Sqrt``; LRU's complex ``lambda`` a constant, its
+state two real ones), and the recurrence one ONNX ``Scan`` node over time
+whose body is ``Mul`` and ``Add``. A Keras mask sets ``a = 1, b = 0`` on
+masked steps (``Where``), as the layer does, so the state is kept there and
+the outputs zeroed; ``go_backwards`` reverses the time axis first (``Slice``
+with step -1); ``initial_state`` (model inputs) and ``return_state`` are
+carried. The other layers (``HawkBlock``, ``SelectiveSSM``) have no ONNX
+form yet: ``to_onnx`` refuses them naming the layer.
 """
 
 import numpy as np
 
 from keras_seqmodels.export.onnx_graph import _numpy, _Tensor, _unsupported
 
-MAPPED = ("MinGRU", "MinLSTM", "RGLRU")
-_NOT_YET = "its ONNX form is not written yet (MinGRU, MinLSTM and RGLRU have one)"
+MAPPED = ("MinGRU", "MinLSTM", "RGLRU", "LRU")
+_NOT_YET = "its ONNX form is not written yet (MinGRU, MinLSTM, RGLRU and LRU have one)"
 
 
 def _is_linear(layer):
@@ -28,23 +28,45 @@ def _is_linear(layer):
     return isinstance(layer, LinearRecurrent)
 
 
-def _scan_body(units):
-    """The ``Scan`` body: state ``h`` (batch, units), scan inputs ``a_t`` and
-    ``b_t`` (batch, units) -> ``h = a_t * h + b_t``, also as the step's output."""
+def _scan_body(width, complex_state=False):
+    """The ``Scan`` body: states ``h`` (batch, width), scan inputs ``a_t`` and
+    ``b_t`` -> ``h = a_t * h + b_t``, also as the step's outputs. Complex
+    (LRU): ``h``, ``a_t``, ``b_t`` as real and imaginary parts."""
     from onnx import TensorProto, helper
 
     def info(name):
-        return helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", units])
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", width])
 
-    nodes = [
-        helper.make_node("Mul", ["a_t", "h_in"], ["ah"], name="scan/Mul"),
-        helper.make_node("Add", ["ah", "b_t"], ["h_out"], name="scan/Add"),
-        helper.make_node("Identity", ["h_out"], ["y_t"], name="scan/Identity"),
+    def node(op, inputs, output):
+        return helper.make_node(op, inputs, [output], name=f"scan/{output}")
+
+    if not complex_state:
+        nodes = [
+            node("Mul", ["a_t", "h_in"], "ah"),
+            node("Add", ["ah", "b_t"], "h_out"),
+            node("Identity", ["h_out"], "y_t"),
+        ]
+        return helper.make_graph(
+            nodes, "linear_scan", [info("h_in"), info("a_t"), info("b_t")],
+            [info("h_out"), info("y_t")],
+        )  # fmt: skip
+    nodes = [  # (a_re + i a_im)(h_re + i h_im) + b
+        node("Mul", ["a_re", "h_re"], "rr"),
+        node("Mul", ["a_im", "h_im"], "ii"),
+        node("Mul", ["a_re", "h_im"], "ri"),
+        node("Mul", ["a_im", "h_re"], "ir"),
+        node("Sub", ["rr", "ii"], "re"),
+        node("Add", ["ri", "ir"], "im"),
+        node("Add", ["re", "b_re"], "h_re_out"),
+        node("Add", ["im", "b_im"], "h_im_out"),
+        node("Identity", ["h_re_out"], "y_re"),
+        node("Identity", ["h_im_out"], "y_im"),
     ]
+    inputs = ["h_re", "h_im", "a_re", "a_im", "b_re", "b_im"]
+    outputs = ["h_re_out", "h_im_out", "y_re", "y_im"]
     return helper.make_graph(
-        nodes, "linear_scan", [info("h_in"), info("a_t"), info("b_t")],
-        [info("h_out"), info("y_t")],
-    )  # fmt: skip
+        nodes, "complex_linear_scan", [info(n) for n in inputs], [info(n) for n in outputs]
+    )
 
 
 def _candidate(g, k, activation, hint):
@@ -74,6 +96,36 @@ def _rglru_coefficients(g, layer, x):
     multiplier = g.op("Sqrt", [g.op("Sub", [g.const(1.0, "one_f"), a2], hint)], hint)
     gated = g.op("Mul", [g.op("Sigmoid", [affine("gate_x")], hint), x], hint)
     return a, g.op("Mul", [multiplier, gated], hint)
+
+
+def _lru_coefficients(g, layer, x):
+    """``a`` and ``b`` of LRU as ``(re, im)`` pairs (batch, time, state_units):
+    ``a = lambda`` (constant, expanded over batch and time), ``b = gamma B x``."""
+    hint = layer.name
+    nu_log, theta_log = _numpy(layer.nu_log), _numpy(layer.theta_log)
+    modulus = np.exp(-np.exp(nu_log))
+    phase = np.exp(theta_log)
+    gamma = g.const(np.exp(_numpy(layer.gamma_log)), f"{hint}/gamma")
+    b = tuple(
+        g.op("Mul", [g.op("MatMul", [x, g.weight(w, f"{hint}/{w.name}")], hint), gamma], hint)
+        for w in (layer.b_real, layer.b_imag)
+    )
+    shape = g.op("Shape", [b[0]], hint)
+    a = tuple(
+        g.op("Expand", [g.const(modulus * f(phase), f"{hint}/lambda"), shape], hint)
+        for f in (np.cos, np.sin)
+    )
+    return a, b
+
+
+def _lru_readout(g, layer, h, x):
+    """``y = Re(C h) + D x`` for every step."""
+    hint = layer.name
+    rr = g.op("MatMul", [h[0], g.weight(layer.c_real, f"{hint}/c_real")], hint)
+    ii = g.op("MatMul", [h[1], g.weight(layer.c_imag, f"{hint}/c_imag")], hint)
+    d = g.weight(layer.d, f"{hint}/d")
+    skip = g.op("Mul" if len(layer.d.shape) == 1 else "MatMul", [x, d], hint)
+    return g.op("Add", [g.op("Sub", [rr, ii], hint), skip], hint)
 
 
 def _coefficients(g, layer, x):
@@ -128,36 +180,76 @@ def _convert_linear(g, layer, x, states, masked):
         seq = _reverse_time(g, seq, hint)
         if mask is not None:
             mask = _reverse_time(g, mask, hint)
-    a, b = _coefficients(g, layer, seq)
+    if kind == "LRU":
+        a, b = _lru_coefficients(g, layer, seq)
+        width = layer.state_units
+    else:
+        a, b = _coefficients(g, layer, seq)
+        a, b, width = (a,), (b,), units
+    n = len(a)
     if mask is not None:
         keep = g.op("Unsqueeze", [mask, g.ints([-1], "axes_last")], hint)
-        a = g.op("Where", [keep, a, g.const(1.0, "one_f")], hint)
-        b = g.op("Where", [keep, b, g.const(0.0, "zero_f")], hint)
+        ones = (1.0, 0.0)[:n]  # a = 1 (+ 0i): the state is kept
+        a = tuple(g.op("Where", [keep, c, g.const(v, "one_f" if v else "zero_f")], hint)
+                  for c, v in zip(a, ones))  # fmt: skip
+        b = tuple(g.op("Where", [keep, c, g.const(0.0, "zero_f")], hint) for c in b)
     if states:
-        if len(states) != 1:
-            raise _unsupported(layer, f"`initial_state` must be one tensor [h]; got {len(states)}")
-        h0 = states[0].name
-    else:  # zeros (batch, units), sized by the batch of the graph
-        first = g.op("Gather", [a, g.ints(0, "zero_i")], hint, axis=1)
-        h0 = g.op("Mul", [first, g.const(0.0, "zero_f")], hint)
-    final, hs = g.op(
-        "Scan", [h0, a, b], hint, outputs=2, body=_scan_body(units), num_scan_inputs=2,
-        scan_input_axes=[1, 1], scan_output_axes=[1],
+        if len(states) != n:
+            raise _unsupported(
+                layer, f"`initial_state` must be {n} tensor(s), as return_state gives; "
+                f"got {len(states)}"
+            )  # fmt: skip
+        h0 = [s.name for s in states]
+    else:  # zeros (batch, width), sized by the batch of the graph
+        h0 = [
+            g.op("Mul", [g.op("Gather", [c, g.ints(0, "zero_i")], hint, axis=1),
+                         g.const(0.0, "zero_f")], hint)
+            for c in b
+        ]  # fmt: skip
+    results = g.op(
+        "Scan", [*h0, *a, *b], hint, outputs=2 * n, body=_scan_body(width, n == 2),
+        num_scan_inputs=2 * n, scan_input_axes=[1] * (2 * n), scan_output_axes=[1] * n,
     )  # fmt: skip
+    finals, hs = results[:n], results[n:]
     batch, time = x.shape[0], x.shape[1]
-    if layer.return_sequences:
-        out = hs
-        if mask is not None:
-            out = g.op("Where", [keep, hs, g.const(0.0, "zero_f")], hint)
-        output = _Tensor(out, (batch, time, units), x.mask if masked else None)
+
+    def zero():  # made where used: no unused initializer in the file
+        return g.const(0.0, "zero_f")
+
+    if kind == "LRU":
+        ys = _lru_readout(g, layer, hs, seq)
     else:
-        out = final  # the state after the last unmasked step: that step's output
+        ys = hs[0]  # the output is the state
+    if layer.return_sequences:
+        out = ys if mask is None else g.op("Where", [keep, ys, zero()], hint)
+        output = _Tensor(out, (batch, time, units), x.mask if masked else None)
+    elif kind != "LRU":
+        out = finals[0]  # the state after the last unmasked step: that step's output
         if mask is not None:  # zeros for a row without unmasked steps
-            steps = g.op("Cast", [mask], hint, to=1)
-            any_step = g.op("ReduceSum", [steps, g.ints([1], "axes_time")], hint, keepdims=1)
-            has = g.op("Greater", [any_step, g.const(0.0, "zero_f")], hint)
-            out = g.op("Where", [has, final, g.const(0.0, "zero_f")], hint)
+            out = g.op("Where", [_has_step(g, mask, hint), out, zero()], hint)
         output = _Tensor(out, (batch, units))
+    elif mask is None:
+        output = _Tensor(g.op("Gather", [ys, g.ints(-1, "last_i")], hint, axis=1), (batch, units))
+    else:  # the output of each row's last unmasked step (zeros if none)
+        steps = g.op("Cast", [mask], hint, to=1)
+        position = g.op("CumSum", [g.op("Add", [g.op("Mul", [steps, zero()], hint),
+                                                g.const(1.0, "one_f")], hint),
+                                   g.ints(1, "axis_one")], hint)  # fmt: skip
+        last = g.op("ArgMax", [g.op("Mul", [steps, position], hint)], hint, axis=1, keepdims=0)
+        depth = g.op("Gather", [g.op("Shape", [steps], hint), g.ints([1], "one_i")], hint)
+        pick = g.op("OneHot", [last, depth, g.const([0.0, 1.0], "off_on")], hint, axis=-1)
+        picked = g.op("Mul", [ys, g.op("Unsqueeze", [pick, g.ints([-1], "axes_last")], hint)],
+                      hint)  # fmt: skip
+        out = g.op("ReduceSum", [picked, g.ints([1], "axes_time")], hint, keepdims=0)
+        output = _Tensor(g.op("Where", [_has_step(g, mask, hint), out, zero()], hint),
+                         (batch, units))  # fmt: skip
     if not layer.return_state:
         return output
-    return [output, _Tensor(final, (batch, units))]
+    return [output] + [_Tensor(f, (batch, width)) for f in finals]
+
+
+def _has_step(g, mask, hint):
+    """(batch, 1) bool: the row has an unmasked step."""
+    steps = g.op("Cast", [mask], hint, to=1)
+    count = g.op("ReduceSum", [steps, g.ints([1], "axes_time")], hint, keepdims=1)
+    return g.op("Greater", [count, g.const(0.0, "zero_f")], hint)
