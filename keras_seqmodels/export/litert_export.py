@@ -562,19 +562,25 @@ def _convert(graph, tracer, quantize, representative_data, batch_size):
 
 def _representative(data, specs, names=None):
     """The converter's calibration samples, checked against the model's
-    inputs first (``checks.check_representative``)."""
+    inputs first (``checks.check_representative``); with several inputs,
+    each sample a dict by input name (a list would go to the converted
+    graph's inputs in the converter's order, not the model's)."""
     checked = checks.check_representative(data, specs, names)
+
+    def named(arrays):
+        return {s.name: a for a, s in zip(arrays, specs)} if len(specs) > 1 else list(arrays)
+
     if callable(checked):
-        return checked
+        return lambda: (named(sample) for sample in checked())
     arrays = checked
     count = len(arrays[0])
     batch = specs[0].shape[0] or 1
 
     def generate():
         for start in range(0, count - batch + 1, batch):
-            yield [
+            yield named(
                 a[start : start + batch].astype(s.dtype.as_numpy_dtype)
                 for a, s in zip(arrays, specs)
-            ]
+            )
 
     return generate
