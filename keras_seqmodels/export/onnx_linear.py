@@ -1,25 +1,27 @@
 """ONNX form of the ``keras_seqmodels.linear_rnn`` layers (``to_onnx``).
 
-``MinGRU``, ``MinLSTM``, ``RGLRU`` and ``LRU`` are written as their
-equations: the input projection of every step at once (``MatMul``, ``Add``,
-``Split``), the coefficients ``a`` and ``b`` of ``h(t) = a(t) h(t-1) +
-b(t)`` elementwise (``Sigmoid``, ``Softplus``, ``Where`` for the positive
-``g``; RGLRU's ``Exp``, ``Sqrt``; LRU's complex ``lambda`` a constant, its
-state two real ones), and the recurrence one ONNX ``Scan`` node over time
-whose body is ``Mul`` and ``Add``. A Keras mask sets ``a = 1, b = 0`` on
-masked steps (``Where``), as the layer does, so the state is kept there and
-the outputs zeroed; ``go_backwards`` reverses the time axis first (``Slice``
-with step -1); ``initial_state`` (model inputs) and ``return_state`` are
-carried. The other layers (``HawkBlock``, ``SelectiveSSM``) have no ONNX
-form yet: ``to_onnx`` refuses them naming the layer.
+``MinGRU``, ``MinLSTM``, ``RGLRU``, ``LRU`` and ``SelectiveSSM`` are written
+as their equations: the input projection of every step at once (``MatMul``,
+``Add``, ``Split``), the coefficients ``a`` and ``b`` of ``h(t) = a(t)
+h(t-1) + b(t)`` elementwise (``Sigmoid``, ``Softplus``, ``Where`` for the
+positive ``g``; RGLRU's ``Exp``, ``Sqrt``; LRU's complex ``lambda`` a
+constant, its state two real ones; SelectiveSSM's ``(channels, state)``
+state), and the recurrence one ONNX ``Scan`` node over time whose body is
+``Mul`` and ``Add``. A Keras mask sets ``a = 1, b = 0`` on masked steps
+(``Where``), as the layer does, so the state is kept there and the outputs
+zeroed; ``go_backwards`` reverses the time axis first (``Slice`` with step
+-1); ``initial_state`` (model inputs) and ``return_state`` are carried.
+``HawkBlock`` has no ONNX form yet: ``to_onnx`` refuses it naming the layer.
 """
 
 import numpy as np
 
 from keras_seqmodels.export.onnx_graph import _numpy, _Tensor, _unsupported
 
-MAPPED = ("MinGRU", "MinLSTM", "RGLRU", "LRU")
-_NOT_YET = "its ONNX form is not written yet (MinGRU, MinLSTM, RGLRU and LRU have one)"
+MAPPED = ("MinGRU", "MinLSTM", "RGLRU", "LRU", "SelectiveSSM")
+_NOT_YET = (
+    "its ONNX form is not written yet (MinGRU, MinLSTM, RGLRU, LRU and SelectiveSSM have one)"
+)
 
 
 def _is_linear(layer):
@@ -28,14 +30,14 @@ def _is_linear(layer):
     return isinstance(layer, LinearRecurrent)
 
 
-def _scan_body(width, complex_state=False):
-    """The ``Scan`` body: states ``h`` (batch, width), scan inputs ``a_t`` and
+def _scan_body(shape, complex_state=False):
+    """The ``Scan`` body: states ``h`` (batch, *shape), scan inputs ``a_t`` and
     ``b_t`` -> ``h = a_t * h + b_t``, also as the step's outputs. Complex
     (LRU): ``h``, ``a_t``, ``b_t`` as real and imaginary parts."""
     from onnx import TensorProto, helper
 
     def info(name):
-        return helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", width])
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", *shape])
 
     def node(op, inputs, output):
         return helper.make_node(op, inputs, [output], name=f"scan/{output}")
@@ -128,6 +130,34 @@ def _lru_readout(g, layer, h, x):
     return g.op("Add", [g.op("Sub", [rr, ii], hint), skip], hint)
 
 
+def _ssm_coefficients(g, layer, u):
+    """``a``, ``b`` (batch, time, D, N) of SelectiveSSM and ``C`` (batch, time,
+    N) for the readout: ``Delta = softplus(dt_in W_dt + b_dt)``, ``a =
+    exp(Delta A)``, ``A = -exp(A_log)``, ``b = (Delta u) B``."""
+    hint = layer.name
+    r, n = layer._rank(layer._channels), layer.state_size
+    proj = g.op("MatMul", [u, g.weight(layer.x_proj_kernel, f"{hint}/x_proj_kernel")], hint)
+    dt_in, b_t, c_t = g.op("Split", [proj, g.ints([r, n, n], "split")], hint, outputs=3, axis=-1)
+    dt = g.op("MatMul", [dt_in, g.weight(layer.dt_kernel, f"{hint}/dt_kernel")], hint)
+    dt = g.op("Add", [dt, g.weight(layer.dt_bias, f"{hint}/dt_bias")], hint)
+    delta = g.op("Softplus", [dt], hint)
+    last = g.ints([-1], "axes_last")
+    a_matrix = g.const(-np.exp(_numpy(layer.a_log)), f"{hint}/A")
+    a = g.op("Exp", [g.op("Mul", [g.op("Unsqueeze", [delta, last], hint), a_matrix], hint)], hint)
+    du = g.op("Unsqueeze", [g.op("Mul", [delta, u], hint), last], hint)
+    b = g.op("Mul", [du, g.op("Unsqueeze", [b_t, g.ints([-2], "axes_m2")], hint)], hint)
+    return (a,), (b,), c_t
+
+
+def _ssm_readout(g, layer, h, u, c_t):
+    """``y = sum_N h C + D u`` for every step."""
+    hint = layer.name
+    hc = g.op("Mul", [h, g.op("Unsqueeze", [c_t, g.ints([-2], "axes_m2")], hint)], hint)
+    y = g.op("ReduceSum", [hc, g.ints([-1], "axes_last")], hint, keepdims=0)
+    skip = g.op("Mul", [u, g.weight(layer.d_skip, f"{hint}/d_skip")], hint)
+    return g.op("Add", [y, skip], hint)
+
+
 def _coefficients(g, layer, x):
     """``a`` and ``b`` (batch, time, units) of MinGRU / MinLSTM / RGLRU."""
     if type(layer).__name__ == "RGLRU":
@@ -173,26 +203,30 @@ def _convert_linear(g, layer, x, states, masked):
         why = "stateful=True carries states between calls, which an ONNX graph does not"
         raise _unsupported(layer, f"{why}; pass the states as initial_state inputs")
     hint = layer.name
-    units = layer.units
+    units = layer.output_size
     mask = x.mask_name if masked else None
     seq = x.name if x.dtype == "float32" else g.op("Cast", [x.name], hint, to=1)
     if layer.go_backwards:
         seq = _reverse_time(g, seq, hint)
         if mask is not None:
             mask = _reverse_time(g, mask, hint)
+    shape = tuple(layer.scan_shape())
+    context = None
     if kind == "LRU":
         a, b = _lru_coefficients(g, layer, seq)
-        width = layer.state_units
+    elif kind == "SelectiveSSM":
+        a, b, context = _ssm_coefficients(g, layer, seq)
     else:
         a, b = _coefficients(g, layer, seq)
-        a, b, width = (a,), (b,), units
+        a, b = (a,), (b,)
     n = len(a)
     if mask is not None:
-        keep = g.op("Unsqueeze", [mask, g.ints([-1], "axes_last")], hint)
+        axes = list(range(2, 2 + len(shape)))  # (batch, time, 1, ...) for the state
+        keep_h = g.op("Unsqueeze", [mask, g.ints(axes, "axes_state")], hint)
         ones = (1.0, 0.0)[:n]  # a = 1 (+ 0i): the state is kept
-        a = tuple(g.op("Where", [keep, c, g.const(v, "one_f" if v else "zero_f")], hint)
+        a = tuple(g.op("Where", [keep_h, c, g.const(v, "one_f" if v else "zero_f")], hint)
                   for c, v in zip(a, ones))  # fmt: skip
-        b = tuple(g.op("Where", [keep, c, g.const(0.0, "zero_f")], hint) for c in b)
+        b = tuple(g.op("Where", [keep_h, c, g.const(0.0, "zero_f")], hint) for c in b)
     if states:
         if len(states) != n:
             raise _unsupported(
@@ -200,14 +234,14 @@ def _convert_linear(g, layer, x, states, masked):
                 f"got {len(states)}"
             )  # fmt: skip
         h0 = [s.name for s in states]
-    else:  # zeros (batch, width), sized by the batch of the graph
+    else:  # zeros (batch, *shape), sized by the batch of the graph
         h0 = [
             g.op("Mul", [g.op("Gather", [c, g.ints(0, "zero_i")], hint, axis=1),
                          g.const(0.0, "zero_f")], hint)
             for c in b
         ]  # fmt: skip
     results = g.op(
-        "Scan", [*h0, *a, *b], hint, outputs=2 * n, body=_scan_body(width, n == 2),
+        "Scan", [*h0, *a, *b], hint, outputs=2 * n, body=_scan_body(shape, n == 2),
         num_scan_inputs=2 * n, scan_input_axes=[1] * (2 * n), scan_output_axes=[1] * n,
     )  # fmt: skip
     finals, hs = results[:n], results[n:]
@@ -218,12 +252,17 @@ def _convert_linear(g, layer, x, states, masked):
 
     if kind == "LRU":
         ys = _lru_readout(g, layer, hs, seq)
+    elif kind == "SelectiveSSM":
+        ys = _ssm_readout(g, layer, hs[0], seq, context)
     else:
         ys = hs[0]  # the output is the state
     if layer.return_sequences:
-        out = ys if mask is None else g.op("Where", [keep, ys, zero()], hint)
+        out = ys
+        if mask is not None:
+            keep = g.op("Unsqueeze", [mask, g.ints([-1], "axes_last")], hint)
+            out = g.op("Where", [keep, ys, zero()], hint)
         output = _Tensor(out, (batch, time, units), x.mask if masked else None)
-    elif kind != "LRU":
+    elif kind not in ("LRU", "SelectiveSSM"):
         out = finals[0]  # the state after the last unmasked step: that step's output
         if mask is not None:  # zeros for a row without unmasked steps
             out = g.op("Where", [_has_step(g, mask, hint), out, zero()], hint)
@@ -245,7 +284,7 @@ def _convert_linear(g, layer, x, states, masked):
                          (batch, units))  # fmt: skip
     if not layer.return_state:
         return output
-    return [output] + [_Tensor(f, (batch, width)) for f in finals]
+    return [output] + [_Tensor(f, (batch,) + shape) for f in finals]
 
 
 def _has_step(g, mask, hint):
