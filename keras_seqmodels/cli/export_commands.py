@@ -23,6 +23,7 @@ _FLAGS = (
     (r"\bbatch_size=", "--batch-size "),
     (r"`?representative_data`?", "--representative-data"),
     (r"\bstrict=True\b", "--strict"),
+    (r"\bbeam_size\b", "--beam"),
     (r"quantize='(\w+)' or '(\w+)'", r"--quantize \1 or \2"),
     (r"quantize='(\w+)'", r"--quantize \1"),
     (r"\bto_(litert|onnx): ", ""),
