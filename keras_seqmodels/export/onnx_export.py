@@ -25,10 +25,10 @@ only Keras's own LSTM graph). Here the layers are read, not traced:
   each row's unmasked steps moved to its front and counted as the nodes'
   ``sequence_lens``, the outputs read back at Keras's steps
   (``onnx_steps``): exact for every mask, left padding and holes too.
-- ``linear_rnn.MinGRU``, ``MinLSTM``, ``RGLRU``, ``LRU``, ``SelectiveSSM`` ->
-  their gates as ``MatMul`` and elementwise ops and the linear recurrence as
-  one ``Scan`` node over time (``onnx_linear``; the one place a ``Scan`` is
-  written); ``HawkBlock`` is refused, naming the layer.
+- the ``linear_rnn`` layers -> their gates as ``MatMul`` and elementwise
+  ops and the linear recurrence as one ``Scan`` node over time
+  (``onnx_linear``; the one place a ``Scan`` is written); a masked
+  ``HawkBlock`` is refused, naming the layer.
 
 Around them: ``InputLayer``, ``Embedding`` and ``ReversibleEmbedding``
 (``Gather``; the reverse call a ``MatMul`` by the transposed matrix),

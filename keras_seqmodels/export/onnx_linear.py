@@ -1,27 +1,27 @@
 """ONNX form of the ``keras_seqmodels.linear_rnn`` layers (``to_onnx``).
 
-``MinGRU``, ``MinLSTM``, ``RGLRU``, ``LRU`` and ``SelectiveSSM`` are written
-as their equations: the input projection of every step at once (``MatMul``,
-``Add``, ``Split``), the coefficients ``a`` and ``b`` of ``h(t) = a(t)
-h(t-1) + b(t)`` elementwise (``Sigmoid``, ``Softplus``, ``Where`` for the
-positive ``g``; RGLRU's ``Exp``, ``Sqrt``; LRU's complex ``lambda`` a
-constant, its state two real ones; SelectiveSSM's ``(channels, state)``
-state), and the recurrence one ONNX ``Scan`` node over time whose body is
-``Mul`` and ``Add``. A Keras mask sets ``a = 1, b = 0`` on masked steps
-(``Where``), as the layer does, so the state is kept there and the outputs
-zeroed; ``go_backwards`` reverses the time axis first (``Slice`` with step
--1); ``initial_state`` (model inputs) and ``return_state`` are carried.
-``HawkBlock`` has no ONNX form yet: ``to_onnx`` refuses it naming the layer.
+Every layer of ``keras_seqmodels.linear_rnn`` is written as its equations:
+the input projections of every step at once (``MatMul``, ``Add``,
+``Split``), the coefficients ``a`` and ``b`` of ``h(t) = a(t) h(t-1) +
+b(t)`` elementwise (``Sigmoid``, ``Softplus``, ``Where`` for the positive
+``g``; RGLRU's ``Exp``, ``Sqrt``; LRU's complex ``lambda`` a constant, its
+state two real ones; SelectiveSSM's ``(channels, state)`` state;
+HawkBlock's GELU gate and causal convolution as shifted ``Slice`` s), and
+the recurrence one ONNX ``Scan`` node over time whose body is ``Mul`` and
+``Add``. A Keras mask sets ``a = 1, b = 0`` on masked steps (``Where``), as
+the layer does, so the state is kept there and the outputs zeroed;
+``go_backwards`` reverses the time axis first (``Slice`` with step -1);
+``initial_state`` (model inputs) and ``return_state`` are carried. Refused,
+naming the layer: a masked ``HawkBlock`` (its convolution skips masked
+steps), ``stateful=True``.
 """
 
 import numpy as np
 
 from keras_seqmodels.export.onnx_graph import _numpy, _Tensor, _unsupported
 
-MAPPED = ("MinGRU", "MinLSTM", "RGLRU", "LRU", "SelectiveSSM")
-_NOT_YET = (
-    "its ONNX form is not written yet (MinGRU, MinLSTM, RGLRU, LRU and SelectiveSSM have one)"
-)
+MAPPED = ("MinGRU", "MinLSTM", "RGLRU", "LRU", "SelectiveSSM", "HawkBlock")
+_NOT_YET = "its ONNX form is not written yet"
 
 
 def _is_linear(layer):
@@ -80,15 +80,70 @@ def _candidate(g, k, activation, hint):
     return g.op("Where", [positive, shifted, g.op("Sigmoid", [k], hint)], hint)
 
 
+def _affine(g, layer, x, name):
+    kernel = g.weight(getattr(layer, f"{name}_kernel"), f"{layer.name}/{name}_kernel")
+    bias = g.weight(getattr(layer, f"{name}_bias"), f"{layer.name}/{name}_bias")
+    return g.op("Add", [g.op("MatMul", [x, kernel], layer.name), bias], layer.name)
+
+
+def _gelu_tanh(g, x, hint):
+    """``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`` (Keras's
+    ``gelu(approximate=True)``; ONNX's ``Gelu`` needs opset 20)."""
+    cube = g.op("Mul", [g.op("Mul", [x, x], hint), x], hint)
+    inner = g.op("Add", [x, g.op("Mul", [cube, g.const(0.044715, f"{hint}/gelu_c")], hint)], hint)
+    scaled = g.op("Mul", [inner, g.const(np.sqrt(2.0 / np.pi), f"{hint}/gelu_s")], hint)
+    one_plus = g.op("Add", [g.op("Tanh", [scaled], hint), g.const(1.0, "one_f")], hint)
+    return g.op("Mul", [g.op("Mul", [x, g.const(0.5, "half_f")], hint), one_plus], hint)
+
+
+def _hawk_coefficients(g, layer, x, extra):
+    """HawkBlock: the GELU gate branch, the causal convolution (shifted
+    ``Slice`` s of the buffer and the inputs) and RGLRU's ``a``, ``b`` on its
+    output; returns ``(a,), (b,), gate, [new buffer]``."""
+    hint = layer.name
+    gate = _gelu_tanh(g, _affine(g, layer, x, "linear_y"), hint)
+    xs = _affine(g, layer, x, "linear_x")
+    k = layer.conv_width
+    kernel = _numpy(layer.conv_kernel)
+    conv_bias = g.weight(layer.conv_bias, f"{hint}/conv_bias")
+    if k == 1:
+        v = g.op("Add", [g.op("Mul", [xs, g.const(kernel[0], f"{hint}/conv_k")], hint),
+                         conv_bias], hint)  # fmt: skip
+        new_extra = []
+    else:
+        if extra:
+            buffer = extra[0]
+        else:  # zeros (batch, K - 1, width)
+            first = g.op("Slice", [xs, g.ints([0], "zero_l"), g.ints([1], "one_l"),
+                                   g.ints([1], "axis_time")], hint)  # fmt: skip
+            zeros = g.op("Mul", [first, g.const(0.0, "zero_f")], hint)
+            buffer = g.op("Concat", [zeros] * (k - 1), hint, axis=1)
+        full = g.op("Concat", [buffer, xs], hint, axis=1)
+        big = np.iinfo(np.int64).max
+        v = conv_bias
+        for i in range(k):
+            stop = i - (k - 1)
+            window = g.op("Slice", [full, g.ints([i], f"start_{i}"),
+                                    g.ints([stop if stop else big], f"stop_{i}"),
+                                    g.ints([1], "axis_time")], hint)  # fmt: skip
+            term = g.op("Mul", [window, g.const(kernel[i], f"{hint}/conv_k{i}")], hint)
+            v = g.op("Add", [v, term], hint)
+        new_extra = []
+        if layer.return_state:  # the last K - 1 inputs, for the next call
+            new_extra = [g.op("Slice", [full, g.ints([1 - k], "buffer_start"),
+                                        g.ints([big], "end"), g.ints([1], "axis_time")],
+                              hint)]  # fmt: skip
+    a, b = _rglru_coefficients(g, layer, v)
+    return (a,), (b,), gate, new_extra
+
+
 def _rglru_coefficients(g, layer, x):
     """``a`` and ``b`` (batch, time, units) of RGLRU: ``log a = -c
     sigmoid(gate_a) softplus(a_param)``, ``b = sqrt(1 - a^2) sigmoid(gate_x) x``."""
     hint = layer.name
 
     def affine(gate):
-        kernel = g.weight(getattr(layer, f"{gate}_kernel"), f"{hint}/{gate}_kernel")
-        bias = g.weight(getattr(layer, f"{gate}_bias"), f"{hint}/{gate}_bias")
-        return g.op("Add", [g.op("MatMul", [x, kernel], hint), bias], hint)
+        return _affine(g, layer, x, gate)
 
     a_param = _numpy(layer.a_param).astype("float64")
     rate = (-layer.c * np.logaddexp(0.0, a_param)).astype("float32")  # -c softplus(a_param)
@@ -211,15 +266,28 @@ def _convert_linear(g, layer, x, states, masked):
         if mask is not None:
             mask = _reverse_time(g, mask, hint)
     shape = tuple(layer.scan_shape())
-    context = None
-    if kind == "LRU":
+    n_states = len(layer.state_shapes())
+    if states and len(states) != n_states:
+        raise _unsupported(
+            layer, f"`initial_state` must be {n_states} tensor(s), as return_state gives; "
+            f"got {len(states)}"
+        )  # fmt: skip
+    n = 2 if layer.complex_state else 1
+    h_init = [s.name for s in states[:n]] if states else None
+    context, new_extra = None, []
+    if kind == "HawkBlock":
+        if mask is not None:
+            raise _unsupported(layer, "its causal convolution skips masked steps, which is "
+                               "not mapped: export it without a mask")  # fmt: skip
+        extra = [s.name for s in states[n:]] if states else []
+        a, b, context, new_extra = _hawk_coefficients(g, layer, seq, extra)
+    elif kind == "LRU":
         a, b = _lru_coefficients(g, layer, seq)
     elif kind == "SelectiveSSM":
         a, b, context = _ssm_coefficients(g, layer, seq)
     else:
         a, b = _coefficients(g, layer, seq)
         a, b = (a,), (b,)
-    n = len(a)
     if mask is not None:
         axes = list(range(2, 2 + len(shape)))  # (batch, time, 1, ...) for the state
         keep_h = g.op("Unsqueeze", [mask, g.ints(axes, "axes_state")], hint)
@@ -227,13 +295,8 @@ def _convert_linear(g, layer, x, states, masked):
         a = tuple(g.op("Where", [keep_h, c, g.const(v, "one_f" if v else "zero_f")], hint)
                   for c, v in zip(a, ones))  # fmt: skip
         b = tuple(g.op("Where", [keep_h, c, g.const(0.0, "zero_f")], hint) for c in b)
-    if states:
-        if len(states) != n:
-            raise _unsupported(
-                layer, f"`initial_state` must be {n} tensor(s), as return_state gives; "
-                f"got {len(states)}"
-            )  # fmt: skip
-        h0 = [s.name for s in states]
+    if h_init:
+        h0 = h_init
     else:  # zeros (batch, *shape), sized by the batch of the graph
         h0 = [
             g.op("Mul", [g.op("Gather", [c, g.ints(0, "zero_i")], hint, axis=1),
@@ -254,6 +317,8 @@ def _convert_linear(g, layer, x, states, masked):
         ys = _lru_readout(g, layer, hs, seq)
     elif kind == "SelectiveSSM":
         ys = _ssm_readout(g, layer, hs[0], seq, context)
+    elif kind == "HawkBlock":  # linear_out(h * gate)
+        ys = _affine(g, layer, g.op("Mul", [hs[0], context], hint), "linear_out")
     else:
         ys = hs[0]  # the output is the state
     if layer.return_sequences:
@@ -262,7 +327,7 @@ def _convert_linear(g, layer, x, states, masked):
             keep = g.op("Unsqueeze", [mask, g.ints([-1], "axes_last")], hint)
             out = g.op("Where", [keep, ys, zero()], hint)
         output = _Tensor(out, (batch, time, units), x.mask if masked else None)
-    elif kind not in ("LRU", "SelectiveSSM"):
+    elif kind not in ("LRU", "SelectiveSSM", "HawkBlock"):
         out = finals[0]  # the state after the last unmasked step: that step's output
         if mask is not None:  # zeros for a row without unmasked steps
             out = g.op("Where", [_has_step(g, mask, hint), out, zero()], hint)
@@ -284,7 +349,8 @@ def _convert_linear(g, layer, x, states, masked):
                          (batch, units))  # fmt: skip
     if not layer.return_state:
         return output
-    return [output] + [_Tensor(f, (batch,) + shape) for f in finals]
+    shapes = layer.state_shapes()
+    return [output] + [_Tensor(f, (batch,) + tuple(s)) for f, s in zip(finals + new_extra, shapes)]
 
 
 def _has_step(g, mask, hint):

@@ -4,14 +4,16 @@ RGLRU, HawkBlock, SelectiveSSM).
 LiteRT: each layer is converted with builtin ops only (its scan a ``WHILE``
 loop without tensor lists, ``scan.TFExportScan``) and run in ai-edge-litert
 against ``model.predict`` at a dynamic batch (resized to 3 rows); one
-fixed-batch, masked model and one of unknown length as well.
+fixed-batch masked MinGRU, a masked HawkBlock at a dynamic batch, one of
+unknown length, streaming files (one step per call) and a Bidirectional as
+well.
 
-ONNX: MinGRU, MinLSTM, RGLRU, LRU and SelectiveSSM (random weights) are written with ``to_onnx`` (a
+ONNX: every layer (random weights) is written with ``to_onnx`` (a
 ``Scan`` node over time), pass ``onnx.checker``, and give
 ``model.predict``'s outputs in onnxruntime at a dynamic batch and length,
 with right padding and a row without steps masked, ``go_backwards``,
-``return_state`` and an ``initial_state`` input; HawkBlock is refused in
-one line naming the layer.
+``return_state`` and an ``initial_state`` input (HawkBlock without a mask:
+with one it is refused in one line naming the layer).
 
 Tolerance ``atol=1e-5, rtol=1e-5`` (float32; measured differences up to
 1e-6).
@@ -94,6 +96,21 @@ def test_litert_fixed_batch_masked_last_output(tmp_path):
     np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
 
 
+def test_litert_masked_hawk_block_dynamic_batch(tmp_path):
+    # Right and left padding: the convolution skips the masked steps.
+    model = keras.Sequential(
+        [keras.Input((T, F)), keras.layers.Masking(0.0), LAYERS["HawkBlock"](return_sequences=True)]
+    )
+    x = _inputs(3)
+    x[0, 4:] = 0.0
+    x[1, :2] = 0.0
+    expected = model.predict(x, verbose=0)
+    path = export.to_litert(model, os.path.join(tmp_path, "masked_hawk.tflite"))
+    got, ops = _run_litert(path, x)
+    _assert_builtin_loop(ops)
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+
+
 def test_litert_unknown_length(tmp_path):
     # Batch and length unknown in the file: the loop runs to the length given.
     model = keras.Sequential(
@@ -110,9 +127,9 @@ def test_litert_unknown_length(tmp_path):
 # ONNX ------------------------------------------------------------------------
 
 
-def _onnx_model(name, case):
+def _onnx_model(name, case, masked):
     x = keras.Input((None, F), name="x")
-    y = keras.layers.Masking(0.0)(x)
+    y = keras.layers.Masking(0.0)(x) if masked else x
     if case == "sequences":
         out = LAYERS[name](return_sequences=True)(y)
         return keras.Model(x, out)
@@ -122,16 +139,18 @@ def _onnx_model(name, case):
     layer = LAYERS[name](return_sequences=True, return_state=True, go_backwards=True)
     layer.build((None, None, F))  # SelectiveSSM's state shape needs the input width
     h0 = [keras.Input(s, name=f"h0_{i}") for i, s in enumerate(layer.state_shapes())]
-    out, *h = layer(y, initial_state=h0, mask=y._keras_mask)
+    mask = {"mask": y._keras_mask} if masked else {}
+    out, *h = layer(y, initial_state=h0, **mask)
     return keras.Model([x, *h0], [out, *h])
 
 
 @pytest.mark.parametrize("case", ["sequences", "last", "backwards_state"])
-@pytest.mark.parametrize("name", ["MinGRU", "MinLSTM", "RGLRU", "LRU", "SelectiveSSM"])
+@pytest.mark.parametrize("name", ["MinGRU", "MinLSTM", "RGLRU", "LRU", "SelectiveSSM", "HawkBlock"])
 def test_onnx_matches_predict(name, case, tmp_path):
     onnx = pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
-    model = _onnx_model(name, case)
+    # HawkBlock's convolution over masked steps is not mapped (refused below).
+    model = _onnx_model(name, case, masked=name != "HawkBlock")
     rng = np.random.default_rng(1)
     for w in model.weights:
         w.assign(rng.normal(size=w.shape).astype("float32") * 0.8)
@@ -160,14 +179,16 @@ def test_onnx_matches_predict(name, case, tmp_path):
         np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
 
 
-@pytest.mark.parametrize("name", ["HawkBlock"])
-def test_onnx_refuses_the_layers_it_does_not_map(name, tmp_path):
-    model = keras.Sequential([keras.Input((T, F)), LAYERS[name](name="lin")])
+def test_onnx_refuses_a_masked_hawk_block(tmp_path):
+    model = keras.Sequential(
+        [keras.Input((T, F)), keras.layers.Masking(0.0), LAYERS["HawkBlock"](name="lin")]
+    )
     with pytest.raises(ValueError) as info:
         export.to_onnx(model, os.path.join(tmp_path, "model.onnx"))
     message = str(info.value)
-    assert message.startswith(f"to_onnx: layer {name} 'lin' cannot be written as ONNX"), message
-    assert "to_litert" in message and "SavedModel" in message and "\n" not in message
+    assert message.startswith("to_onnx: layer HawkBlock 'lin' cannot be written as ONNX"), message
+    assert "mask" in message and "to_litert" in message and "SavedModel" in message
+    assert "\n" not in message
     assert not os.path.exists(os.path.join(tmp_path, "model.onnx"))
 
 
