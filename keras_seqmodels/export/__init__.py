@@ -26,7 +26,8 @@ new layer type goes there), ``litert_flatbuffer.py`` (edits of the
 converted file) and ``litert_runtime.py`` (state handling at run time); the
 ONNX writer is ``onnx_export.py`` (the walk), ``onnx_recurrent.py`` (the
 recurrent nodes: a new recurrent layer type goes there), ``onnx_steps.py``
-(their input and outputs under any mask), ``onnx_layers.py`` (the other
+(their input and outputs under any mask), ``onnx_linear.py`` (the
+``linear_rnn`` layers as a ``Scan`` node), ``onnx_layers.py`` (the other
 layers: a new non-recurrent layer type goes there), ``onnx_graph.py``,
 ``onnx_activations.py`` and ``onnx_ops.py``. ``checks.py`` holds what is
 checked before an export builds (representative data, unrolled steps,
