@@ -84,6 +84,13 @@ class _Tracer:
         other recurrent layer in a wrapper is traced as in ``plain``."""
         from keras_seqmodels.linear_rnn import scan
 
+        if self.quantize == "int8":
+            raise ValueError(
+                f"to_litert: layer {type(layer).__name__} '{layer.name}' runs its scan as a "
+                "WHILE loop, which quantize='int8' cannot take (TensorFlow's calibrator "
+                "crashes on a WHILE loop): use quantize='dynamic' or 'float16', or the "
+                "SavedModel export"
+            )
         with scan.use_kernels("tf_export"):
             return self.plain(layer, *args, **kwargs)
 

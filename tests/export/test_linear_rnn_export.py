@@ -232,3 +232,15 @@ def test_litert_bidirectional_dynamic_batch(tmp_path):
     got, ops = _run_litert(path, x)
     _assert_builtin_loop(ops)
     np.testing.assert_allclose(got, model.predict(x, verbose=0), rtol=RTOL, atol=ATOL)
+
+
+def test_litert_refuses_int8_in_one_line(tmp_path):
+    # TensorFlow's int8 calibrator crashes the process on a WHILE loop.
+    model = keras.Sequential([keras.Input((T, F)), ks.linear_rnn.MinGRU(UNITS, name="lin")])
+    path = os.path.join(tmp_path, "int8.tflite")
+    with pytest.raises(ValueError) as info:
+        export.to_litert(model, path, quantize="int8", representative_data=_inputs(4))
+    message = str(info.value)
+    assert message.startswith("to_litert: layer MinGRU 'lin' runs its scan as a WHILE loop")
+    assert "quantize='dynamic'" in message and "SavedModel" in message and "\n" not in message
+    assert not os.path.exists(path)
