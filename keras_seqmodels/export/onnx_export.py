@@ -35,8 +35,9 @@ Around them: ``InputLayer``, ``Embedding`` and ``ReversibleEmbedding``
 ``ks.layers.Bias``, ``Dense``, ``Activation``, ``Softmax``, ``ReLU``,
 ``Dropout`` and the other inference-time identities, ``Masking``,
 ``Concatenate``, ``Add``, ``Subtract``, ``Multiply``, ``Average``,
-``TimeDistributed`` over those, ``Rescaling``, ``Reshape``, ``Flatten`` and
-nested functional or ``Sequential`` models. Any other layer raises a
+``TimeDistributed`` over those, ``Rescaling``, ``Reshape``, ``Flatten``,
+``LayerNormalization`` (last axis), ``GlobalAveragePooling1D`` and nested
+functional or ``Sequential`` models. Any other layer raises a
 ``ValueError`` naming it and the formats that can carry it.
 
 Numbers are float32 throughout (weights of a mixed precision model are
@@ -72,6 +73,8 @@ from keras_seqmodels.export.onnx_layers import (
     _convert_dense,
     _convert_embedding,
     _convert_four_directional,
+    _convert_global_average_pooling_1d,
+    _convert_layer_normalization,
     _convert_masking,
     _convert_merge,
     _convert_reshape,
@@ -168,6 +171,10 @@ def _convert_layer(g, layer, args, kwargs, recorded=False):
             return _Tensor(g.op("Relu", [x.name], layer.name), x.shape, x.mask)
     if kind is keras.layers.Masking:
         return _convert_masking(g, layer, x)
+    if kind is keras.layers.LayerNormalization:
+        return _convert_layer_normalization(g, layer, x)
+    if kind is keras.layers.GlobalAveragePooling1D:
+        return _convert_global_average_pooling_1d(g, layer, x)
     if kind is keras.layers.Rescaling:
         out = g.op("Mul", [x.name, g.const(layer.scale, f"{layer.name}/scale")], layer.name)
         out = g.op("Add", [out, g.const(layer.offset, f"{layer.name}/offset")], layer.name)

@@ -3,7 +3,8 @@
 ``Embedding`` and ``ReversibleEmbedding`` (``Gather``, or a ``MatMul`` by the
 transposed matrix for the reverse call), ``Dense``, ``Masking``, the merge
 layers (``Concatenate``, ``Add``, ``Subtract``, ``Multiply``, ``Average``,
-``Maximum``, ``Minimum``), ``Reshape`` and ``Flatten``; and this package's
+``Maximum``, ``Minimum``), ``Reshape``, ``Flatten``,
+``LayerNormalization`` (last axis) and ``GlobalAveragePooling1D``; and this package's
 ``FourDirectional2D`` and ``CharacterEncoder``, built on bidirectional
 recurrent nodes. Each converter takes the graph, the layer and its input
 ``_Tensor`` (s) and returns the output ``_Tensor``, with the ``_Mask`` of
@@ -196,3 +197,52 @@ def _convert_character_encoder(g, layer, x):
     both = g.op("Concat", [steps.last(fw), steps.last(bw, reverse=True)], hint, axis=-1)
     out = _reshape(g, both, [_shape_of(g, x.name, 0, 2, hint), g.ints([2 * layer.units])], hint)
     return _Tensor(out, x.shape[:2] + (2 * layer.units,))
+
+
+def _mean_last(g, x, hint):
+    """``ReduceMean`` over the last axis, kept (axes an input from opset 18)."""
+    if g.opset >= 18:
+        return g.op("ReduceMean", [x, g.ints([-1], "axes_last")], hint, keepdims=1)
+    return g.op("ReduceMean", [x], hint, axes=[-1], keepdims=1)
+
+
+def _convert_layer_normalization(g, layer, x):
+    """``(x - mean) / sqrt(var + epsilon) * gamma + beta`` over the last axis."""
+    axis = layer.axis if isinstance(layer.axis, int) else list(layer.axis)
+    last = (-1, len(x.shape) - 1)
+    if getattr(layer, "rms_scaling", False) or not (
+        axis in last or (isinstance(axis, list) and len(axis) == 1 and axis[0] in last)
+    ):  # fmt: skip
+        raise _unsupported(layer, "only a LayerNormalization over the last axis, without "
+                           "rms_scaling, is mapped")  # fmt: skip
+    hint = layer.name
+    centered = g.op("Sub", [x.name, _mean_last(g, x.name, hint)], hint)
+    var = _mean_last(g, g.op("Mul", [centered, centered], hint), hint)
+    std = g.op("Sqrt", [g.op("Add", [var, g.const(layer.epsilon, f"{hint}/epsilon")], hint)], hint)
+    out = g.op("Div", [centered, std], hint)
+    if layer.scale:
+        out = g.op("Mul", [out, g.weight(layer.gamma, f"{hint}/gamma")], hint)
+    if layer.center:
+        out = g.op("Add", [out, g.weight(layer.beta, f"{hint}/beta")], hint)
+    return _Tensor(out, x.shape, x.mask)
+
+
+def _convert_global_average_pooling_1d(g, layer, x):
+    """The mean over time (over the unmasked steps where ``x`` has a mask)."""
+    if layer.data_format != "channels_last":
+        raise _unsupported(layer, "only data_format='channels_last' is mapped")
+    hint = layer.name
+    keepdims = int(bool(layer.keepdims))
+    shape = (x.shape[0], 1, x.shape[2]) if keepdims else (x.shape[0], x.shape[2])
+    if x.mask is None:
+        if g.opset >= 18:
+            out = g.op("ReduceMean", [x.name, g.ints([1], "axes_time")], hint, keepdims=keepdims)
+        else:
+            out = g.op("ReduceMean", [x.name], hint, axes=[1], keepdims=keepdims)
+        return _Tensor(out, shape)
+    time = g.ints([1], "axes_time")
+    steps = g.op("Unsqueeze", [g.op("Cast", [x.mask_name], hint, to=1), g.ints([-1], "axes_last")],
+                 hint)  # fmt: skip
+    total = g.op("ReduceSum", [g.op("Mul", [x.name, steps], hint), time], hint, keepdims=keepdims)
+    count = g.op("ReduceSum", [steps, time], hint, keepdims=keepdims)
+    return _Tensor(g.op("Div", [total, count], hint), shape)

@@ -244,3 +244,33 @@ def test_litert_refuses_int8_in_one_line(tmp_path):
     assert message.startswith("to_litert: layer MinGRU 'lin' runs its scan as a WHILE loop")
     assert "quantize='dynamic'" in message and "SavedModel" in message and "\n" not in message
     assert not os.path.exists(path)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("opset", [17, 18])
+def test_onnx_block_around_the_layers(masked, opset, tmp_path):
+    # The layers a stack of linear recurrences is built with (pixel-mnist's
+    # blocks): LayerNormalization, a gated residual, the mean over time.
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    x = keras.Input((None, F), name="x")
+    y = keras.layers.Masking(0.0)(x) if masked else x
+    h = keras.layers.LayerNormalization(epsilon=1e-3)(y)
+    h = ks.linear_rnn.MinGRU(F, return_sequences=True)(h)
+    h = keras.layers.Add()([y, keras.layers.Multiply()([h, keras.layers.Dense(F)(y)])])
+    out = keras.layers.Dense(2)(keras.layers.GlobalAveragePooling1D()(h))
+    model = keras.Model(x, out)
+    rng = np.random.default_rng(4)
+    for w in model.weights:
+        w.assign(rng.normal(size=w.shape).astype("float32") * 0.8)
+    data = _inputs(3, length=8, seed=5)
+    data[0, 5:] = 0.0
+    expected = model.predict(data, verbose=0)
+    path = export.to_onnx(model, os.path.join(tmp_path, "block.onnx"), opset=opset)
+    proto = onnx.load(path)
+    onnx.checker.check_model(proto, full_check=True)
+    used = {name for n in proto.graph.node for name in n.input}
+    assert all(i.name in used for i in proto.graph.initializer)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    got = session.run(None, {"x": data})[0]
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
