@@ -351,3 +351,84 @@ def report(findings, strict, stacklevel=3):
         )
     for finding in findings:
         warnings.warn(finding, stacklevel=stacklevel)
+
+
+# Answers of a quantized file ---------------------------------------------------
+
+# Largest |file - model.predict| over the output's range (max - min over the
+# checked rows) a quantized file may answer with. Measured (docs/reliability.md):
+# int8 files of an LSTM, and of an LSTM added to a Dense branch, stay within a
+# few percent; a fused LSTM concatenated with a Dense branch answered ~50% off.
+MAX_QUANTIZED_ERROR = 0.2
+
+# Rows of the representative samples run through the file and the model.
+CHECKED_ROWS = 16
+
+
+def check_rows(data, rows=CHECKED_ROWS):
+    """Up to ``rows`` samples of ``representative_data`` (arrays, a list of
+    them, or a callable yielding lists of batches), as a list of arrays, one
+    per input; ``None`` when there are none."""
+    if data is None:
+        return None
+    if callable(data):
+        parts = None
+        count = 0
+        for sample in data():
+            items = list(sample) if isinstance(sample, (list, tuple)) else [sample]
+            items = [np.asarray(a) for a in items]
+            parts = [[] for _ in items] if parts is None else parts
+            for part, a in zip(parts, items):
+                part.append(a)
+            count += len(items[0])
+            if count >= rows:
+                break
+        if parts is None:
+            return None
+        return [np.concatenate(p)[:rows] for p in parts]
+    arrays = list(data) if isinstance(data, (list, tuple)) else [data]
+    return [np.asarray(a)[:rows] for a in arrays]
+
+
+def quantized_error(content, model, arrays, batch=None):
+    """The largest ``|file - model.predict|`` over ``arrays`` (one per input),
+    relative to the range of the model's output it is in; the file run with
+    ``run_litert`` in ``batch``-row pieces (its fixed batch size) or at once."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    from keras_seqmodels.export.litert_export import run_litert
+
+    count = len(arrays[0])
+    if batch is not None:
+        count -= count % batch
+        if count == 0:
+            return None
+    arrays = [np.asarray(a[:count], dtype=np.float32) if a.dtype.kind == "f" else a[:count]
+              for a in arrays]  # fmt: skip
+    expected = model.predict(arrays if len(arrays) > 1 else arrays[0], verbose=0)
+    expected = expected if isinstance(expected, (list, tuple)) else [expected]
+    interpreter = Interpreter(model_content=content)
+    step = batch or count
+    pieces = [run_litert(interpreter, *[a[s : s + step] for a in arrays])
+              for s in range(0, count, step)]  # fmt: skip
+    worst = 0.0
+    for k, want in enumerate(expected):
+        want = np.asarray(want, dtype=np.float64)
+        got = np.concatenate([np.asarray(p[k], dtype=np.float64) for p in pieces])
+        scale = float(want.max() - want.min()) or float(np.abs(want).max()) or 1.0
+        worst = max(worst, float(np.abs(got.reshape(want.shape) - want).max()) / scale)
+    return worst
+
+
+def answer_finding(error, quantize, rows):
+    """A finding when a quantized file's ``error`` (``quantized_error``) is
+    over ``MAX_QUANTIZED_ERROR``, else ``None``."""
+    if error is None or error <= MAX_QUANTIZED_ERROR:
+        return None
+    other = "quantize='dynamic' or float32 (quantize=None)" if quantize == "int8" else (
+        "float32 (quantize=None) or quantize='float16'")  # fmt: skip
+    return (
+        f"to_litert: the quantize={quantize!r} file answers {rows} representative samples "
+        f"with a largest error of {error:.1%} of the output's range, over the "
+        f"{MAX_QUANTIZED_ERROR:.0%} allowed (model.predict as reference); use {other}"
+    )

@@ -276,6 +276,14 @@ def to_litert(
         else:  # the libraries' own warnings, as they came
             warnings.warn_explicit(warning.message, warning.category, warning.filename,
                                    warning.lineno)  # fmt: skip
+    if quantize in ("dynamic", "int8"):
+        # The file's answers against model.predict on a few samples.
+        rows = checks.check_rows(representative_data)
+        if rows is not None:
+            fixed_batch = batch_size or graph.inputs[0].shape[0]
+            error = checks.quantized_error(content, graph, rows, fixed_batch)
+            finding = checks.answer_finding(error, quantize, len(rows[0]))
+            findings += [finding] if finding else []
     checks.report(list(dict.fromkeys(ours)) + findings, strict)
     write_bytes(path, content)  # complete or not at all
     return path
