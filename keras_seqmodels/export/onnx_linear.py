@@ -145,9 +145,14 @@ def _rglru_coefficients(g, layer, x):
     def affine(gate):
         return _affine(g, layer, x, gate)
 
-    a_param = _numpy(layer.a_param).astype("float64")
-    rate = (-layer.c * np.logaddexp(0.0, a_param)).astype("float32")  # -c softplus(a_param)
-    log_a = g.op("Mul", [g.op("Sigmoid", [affine("gate_a")], hint), g.const(rate, hint)], hint)
+    import keras
+
+    # As the layer computes it, (-c sigmoid(gate_a)) softplus(a_param), with
+    # softplus on the layer's backend: a to the last bit (see LRU).
+    softplus = keras.ops.convert_to_numpy(keras.ops.softplus(layer.a_param))
+    scaled = g.op("Mul", [g.const(-layer.c, f"{hint}/minus_c"),
+                          g.op("Sigmoid", [affine("gate_a")], hint)], hint)  # fmt: skip
+    log_a = g.op("Mul", [scaled, g.const(softplus, f"{hint}/softplus_a")], hint)
     a = g.op("Exp", [log_a], hint)
     a2 = g.op("Exp", [g.op("Add", [log_a, log_a], hint)], hint)
     multiplier = g.op("Sqrt", [g.op("Sub", [g.const(1.0, "one_f"), a2], hint)], hint)
@@ -158,20 +163,22 @@ def _rglru_coefficients(g, layer, x):
 def _lru_coefficients(g, layer, x):
     """``a`` and ``b`` of LRU as ``(re, im)`` pairs (batch, time, state_units):
     ``a = lambda`` (constant, expanded over batch and time), ``b = gamma B x``."""
+    import keras
+
+    from keras_seqmodels.linear_rnn.lru import lru_lambda
+
     hint = layer.name
-    nu_log, theta_log = _numpy(layer.nu_log), _numpy(layer.theta_log)
-    modulus = np.exp(-np.exp(nu_log))
-    phase = np.exp(theta_log)
-    gamma = g.const(np.exp(_numpy(layer.gamma_log)), f"{hint}/gamma")
+    # The layer's own functions on its backend: lambda to the last bit (over
+    # thousands of steps with |lambda| near 1, one unit in the last place of
+    # lambda shows in the outputs).
+    lam = [keras.ops.convert_to_numpy(c) for c in lru_lambda(layer.nu_log, layer.theta_log)]
+    gamma = g.const(keras.ops.convert_to_numpy(keras.ops.exp(layer.gamma_log)), f"{hint}/gamma")
     b = tuple(
         g.op("Mul", [g.op("MatMul", [x, g.weight(w, f"{hint}/{w.name}")], hint), gamma], hint)
         for w in (layer.b_real, layer.b_imag)
     )
     shape = g.op("Shape", [b[0]], hint)
-    a = tuple(
-        g.op("Expand", [g.const(modulus * f(phase), f"{hint}/lambda"), shape], hint)
-        for f in (np.cos, np.sin)
-    )
+    a = tuple(g.op("Expand", [g.const(c, f"{hint}/lambda"), shape], hint) for c in lam)
     return a, b
 
 
@@ -189,6 +196,8 @@ def _ssm_coefficients(g, layer, u):
     """``a``, ``b`` (batch, time, D, N) of SelectiveSSM and ``C`` (batch, time,
     N) for the readout: ``Delta = softplus(dt_in W_dt + b_dt)``, ``a =
     exp(Delta A)``, ``A = -exp(A_log)``, ``b = (Delta u) B``."""
+    import keras
+
     hint = layer.name
     r, n = layer._rank(layer._channels), layer.state_size
     proj = g.op("MatMul", [u, g.weight(layer.x_proj_kernel, f"{hint}/x_proj_kernel")], hint)
@@ -197,7 +206,7 @@ def _ssm_coefficients(g, layer, u):
     dt = g.op("Add", [dt, g.weight(layer.dt_bias, f"{hint}/dt_bias")], hint)
     delta = g.op("Softplus", [dt], hint)
     last = g.ints([-1], "axes_last")
-    a_matrix = g.const(-np.exp(_numpy(layer.a_log)), f"{hint}/A")
+    a_matrix = g.const(-keras.ops.convert_to_numpy(keras.ops.exp(layer.a_log)), f"{hint}/A")
     a = g.op("Exp", [g.op("Mul", [g.op("Unsqueeze", [delta, last], hint), a_matrix], hint)], hint)
     du = g.op("Unsqueeze", [g.op("Mul", [delta, u], hint), last], hint)
     b = g.op("Mul", [du, g.op("Unsqueeze", [b_t, g.ints([-2], "axes_m2")], hint)], hint)
