@@ -186,7 +186,10 @@ def to_litert(
             ``"float16"`` kept as float32, a layer written as a loop where
             ``fuse`` asked for the fused op) is a warning naming the layer or
             weights and what the file holds; ``True``: a ``ValueError``, and
-            no file is written.
+            no file is written. The same for a ``"dynamic"`` or ``"int8"``
+            file whose answers on up to 16 of the ``representative_data``
+            samples are off ``model.predict``'s by more than
+            ``checks.MAX_QUANTIZED_ERROR`` (10%) of the output's range.
 
     Returns:
         ``path``.

@@ -46,7 +46,7 @@ def test_int8_concatenate_file_warns_with_error_and_alternatives(tmp_path):
     error = float(message.split("largest error of ")[1].split("%")[0]) / 100
     assert error > checks.MAX_QUANTIZED_ERROR
     assert f"{checks.MAX_QUANTIZED_ERROR:.0%} allowed" in message
-    assert "quantize='dynamic'" in message and "quantize=None" in message
+    assert "quantize='dynamic', or float32" in message
     assert os.path.exists(path)  # a warning: the file is still written
 
 
@@ -86,3 +86,18 @@ def test_check_rows_bounded_for_arrays_and_callables():
     np.testing.assert_array_equal(batches[0], x[: checks.CHECKED_ROWS])
     assert checks.check_rows(None) is None
     assert checks.check_rows(lambda: iter(())) is None
+
+
+def test_int8_two_input_concatenate_warns(tmp_path):
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(64, 10, 3)), rng.normal(size=(64, 5))
+    keras.utils.set_random_seed(1)
+    a, b = keras.Input((10, 3), name="x"), keras.Input((5,), name="y")
+    h = ks.layers.Recurrent(ks.cells.LSTMCell(8))(a)
+    merged = keras.layers.Concatenate()([h, keras.layers.Dense(8)(b)])
+    model = keras.Model([a, b], keras.layers.Dense(4)(merged))
+    found = answer_warnings(
+        model, str(tmp_path / "m.tflite"), quantize="int8",
+        representative_data=[x.astype("float32"), y.astype("float32")],
+    )  # fmt: skip
+    assert len(found) == 1 and "over the 10% allowed" in found[0], found
