@@ -16,6 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 FORMATS = ("litert", "onnx")
 # (model, format) written here by a test elsewhere, at a cost this file avoids.
 CLI, ONNX = "tests/cli/test_export_formats.py::", "tests/export/test_onnx.py::"
+LINEAR = "tests/export/test_linear_rnn_export.py::"
 COVERED = {
     ("ptb-lstm", "litert"): CLI + "test_zoo_language_model_to_litert_with_fused_lstms",
     ("ptb-lstm", "onnx"): CLI + "test_zoo_language_model_to_onnx_with_lstm_nodes",
@@ -23,6 +24,8 @@ COVERED = {
     ("ud-ewt-upos", "litert"): CLI + "test_zoo_tagger_to_onnx_writes_its_emission_network",
     ("ud-ewt-upos", "onnx"): ONNX + "test_ud_ewt_upos_emission_network",
     ("mnist-renet", "onnx"): ONNX + "test_mnist_renet_zoo_model",
+    ("pixel-mnist", "onnx"): LINEAR + "test_pixel_mnist_zoo_models_to_onnx",
+    ("pixel-mnist-permuted", "onnx"): LINEAR + "test_pixel_mnist_zoo_models_to_onnx",
 }
 
 

@@ -274,3 +274,21 @@ def test_onnx_block_around_the_layers(masked, opset, tmp_path):
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     got = session.run(None, {"x": data})[0]
     np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("name", ["pixel-mnist", "pixel-mnist-permuted"])
+def test_pixel_mnist_zoo_models_to_onnx(name, tmp_path):
+    """The shipped 784-step models (MinGRU, LRU stacks with LayerNormalization
+    and a mean over time) as ONNX files answer as ``model.predict`` does at a
+    dynamic batch (relative 1e-4: 784 steps of float32 rounding)."""
+    ort = pytest.importorskip("onnxruntime")
+    from keras_seqmodels import zoo
+
+    model = zoo.load_model(name)
+    path = zoo.load(name).export(str(tmp_path / f"{name}.onnx"), format="onnx")
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for batch in (1, 3):
+        x = (np.random.default_rng(batch).random((batch, 28, 28)) * 255).astype("float32")
+        expected = model.predict(x, verbose=0)
+        (got,) = session.run(None, {session.get_inputs()[0].name: x})
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
