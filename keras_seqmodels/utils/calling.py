@@ -7,7 +7,9 @@ that code: a process that loads several models (zoo tasks) warned of
 retracing that never happened. ``call_model`` compiles each model's call as
 its own ``tf.function`` (keyed by a per-model callable, so counted apart),
 with ``reduce_retracing`` as Keras's predict has; other backends call the
-model directly.
+model directly. An object that is not a Keras layer or model (a stand-in
+with only ``predict_on_batch``, as earlier code accepted) is answered by its
+``predict_on_batch``.
 """
 
 import weakref
@@ -31,7 +33,9 @@ def call_model(model, inputs):
     list for several outputs), as ``model.predict_on_batch`` gives them."""
     import keras
 
-    if keras.backend.backend() != "tensorflow":
+    if not isinstance(model, keras.layers.Layer):
+        outputs = model.predict_on_batch(inputs)
+    elif keras.backend.backend() != "tensorflow":
         outputs = model(inputs, training=False)
     else:
         function = _CALLS.get(model)
