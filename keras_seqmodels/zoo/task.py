@@ -67,7 +67,9 @@ class Task:
     # The Python values ``predict`` takes (``keras_seqmodels.zoo.inputs``):
     # "text", "array" or "pair", and the expected form its errors name
     # (default: the kind's). Anything else is an InputError before any model
-    # runs, in every subclass's ``predict`` and ``predict_batch`` alike.
+    # runs, in every subclass's ``predict`` and ``predict_batch`` alike. The
+    # generic task (a model without a task module) takes what its model
+    # takes: "array" for a model whose inputs are all numeric.
     input_kind = "text"
     input_expected = None
 
@@ -91,6 +93,8 @@ class Task:
         self.name = name
         self.info = {"name": name, **{k: entry.get(k) for k in INFO_FIELDS}}
         self.model = api.load_model(name) if model is None else model
+        if type(self) is Task:
+            self.input_kind = _generic_input_kind(self.model)
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}: {self.info['task']}>"
@@ -179,6 +183,16 @@ def _spec(name):
     from keras_seqmodels.zoo.models import specs
 
     return specs().get(name)
+
+
+def _generic_input_kind(model):
+    """The generic task's ``input_kind``: ``"array"`` for a model whose
+    inputs are all numeric (its ``predict_batch`` feeds them to the model as
+    one NumPy batch), else ``"text"``."""
+    inputs = getattr(model, "inputs", None) or []
+    if inputs and all(str(getattr(x, "dtype", "string")) != "string" for x in inputs):
+        return "array"
+    return "text"
 
 
 def _checked(method, batch):
