@@ -1,8 +1,9 @@
 """``seqmodels train NAME --strategy multi-worker`` with two real workers on
 127.0.0.1, for every zoo recipe that trains on several replicas (smoke size):
-both workers finish and end with the same weights. ``ptb-lstm`` trains on one
-replica only (its stateful TBPTT carries each row's state from batch to
-batch): both of its workers stop with that one-line error.
+both workers finish and end with the same weights. ``ptb-lstm`` (and
+``ptb-lstm-small``, ``ptb-mingru``) trains on one replica only (its stateful
+TBPTT carries each row's state from batch to batch): both of its workers stop
+with that one-line error.
 
 The framework must make the strategy before any TensorFlow operation runs
 (data loading, ``set_random_seed``): TensorFlow configures the collective
@@ -32,6 +33,7 @@ SMALL = {
                        "--batch-size", "4", "--beam", "1"],
     "ptb-lstm": ["--units", "8", "--batch-size", "4", "--bptt", "5"],
     "ptb-lstm-small": ["--units", "8", "--batch-size", "4", "--bptt", "5"],
+    "ptb-mingru": ["--units", "8", "--blocks", "1", "--batch-size", "4", "--bptt", "5"],
     "ud-ewt-upos": ["--units", "8", "--word-dim", "8", "--char-dim", "4", "--char-units", "4"],
     # The global batch splits evenly over the 2 workers (the default is 25).
     "sst-treelstm": ["--units", "8", "--embed-dim", "8", "--skipgram-s", "5",
@@ -55,7 +57,7 @@ def _weights(path):
     return arrays
 
 
-SINGLE_REPLICA = {"ptb-lstm", "ptb-lstm-small"}
+SINGLE_REPLICA = {"ptb-lstm", "ptb-lstm-small", "ptb-mingru"}
 
 
 def _train_on_two_workers(name, out, expect_success=True):
@@ -106,5 +108,6 @@ def test_single_replica_recipe_refuses_two_workers_in_one_line(name, tmp_path):
     codes, logs = _train_on_two_workers(name, tmp_path, expect_success=False)
     assert codes == [1, 1], logs
     for log in logs:
-        assert "carries each row's LSTM state" in log and "Use --strategy default" in log, log
+        assert "stateful TBPTT carries each row's" in log, log
+        assert "Use --strategy default" in log, log
         assert "Traceback" not in log

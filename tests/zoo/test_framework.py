@@ -381,7 +381,6 @@ JAX_SCRIPT = TINY + textwrap.dedent(
     import json, sys
     import keras
     from keras_seqmodels.zoo import framework
-from keras_seqmodels.zoo.framework import smoke
 
     seen = {}
     def build_and_record(config):
