@@ -203,7 +203,10 @@ class Translator(keras.Model):
         import tensorflow as tf
 
         pieces = text.to_pieces(words, lambda w: self.source_lookup(w) > 1)
-        chars = tf.strings.length(words.flat_values, unit="UTF8_CHAR")
+        # Counted as ``to_pieces`` spells them: ``unicode_split`` makes each
+        # invalid UTF-8 byte a character of its own, which
+        # ``tf.strings.length(unit="UTF8_CHAR")`` does not count.
+        chars = tf.strings.unicode_split(words.flat_values, "UTF-8").row_lengths()
         per_word = tf.where(known, tf.ones_like(chars), chars)
         word = tf.repeat(tf.range(tf.size(chars, out_type=tf.int64)), per_word)
         word = pieces.with_flat_values(word)[:, : self.max_source_length - 1]
