@@ -165,6 +165,20 @@ def test_details_of_the_python_path_equal_the_graph(tiny):
     assert python[3]["unknown_rate"] == 1.0 and python[3]["unfamiliar"]
 
 
+def test_invalid_utf8_bytes_are_translated_as_one_piece_each(tiny):
+    # A stray continuation byte is a character to unicode_split (one spelled
+    # piece) but not to tf.strings.length(unit="UTF8_CHAR"): counting pieces
+    # by the latter failed the graph with "indices[n] = n is not in [0, n)".
+    texts = [b"\x80", b"a \x80\x80 b", b"\xff\xfe caf\xe9 \xc3\x28 \x80", b"A man."]
+    words = text.split_words(tf.constant(texts))
+    known = tiny.source_lookup(words.flat_values) > 1
+    ids, word = tiny._encode_words(words, known)
+    pieces = text.to_pieces(words, lambda w: tiny.source_lookup(w) > 1)
+    np.testing.assert_array_equal((word >= 0).numpy().sum(1), pieces.row_lengths().numpy())
+    out = tiny.translate_details(tf.constant(texts))["translations"]
+    assert out.shape == (4,)
+
+
 @pytest.mark.slow
 def test_served_signature_gives_what_the_translator_gives(tiny, tmp_path):
     from keras_seqmodels.export.translation import export_translator
