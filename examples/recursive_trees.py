@@ -62,7 +62,7 @@ def main(argv=None):
 
     import keras
 
-    from keras_seqmodels import layers, trees
+    from keras_seqmodels import trees
 
     keras.utils.set_random_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -75,7 +75,7 @@ def main(argv=None):
     levels = keras.Input((None,), dtype="int32")
     ids = keras.layers.StringLookup(vocabulary=vocab, mask_token=None)(tokens)
     x = keras.layers.Embedding(len(vocab) + 1, 16)(ids)
-    layer = getattr(layers, args.layer)(16)
+    layer = getattr(trees, args.layer)(16)
     nodes, _ = layer([x, children, levels])
     logits = keras.layers.Dense(3)(nodes)
     model = keras.Model([tokens, children, levels], logits)

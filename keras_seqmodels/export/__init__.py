@@ -220,6 +220,16 @@ def export(model, directory, **options):
     """``write(model, directory, format="savedmodel", **options)``: a
     TensorFlow SavedModel.
 
+    Args:
+        model: a Keras model, or the path of a ``.keras`` file.
+        directory: the SavedModel's folder (new or empty).
+        **options: options of the model type's SavedModel writer (for
+            example ``beam_size`` for a translator); an option it does not
+            take is a ``ValueError`` naming it.
+
+    Returns:
+        The path written.
+
     Example (TensorFlow backend):
 
     >>> import os, tempfile, keras

@@ -394,13 +394,12 @@ def check_rows(data, rows=CHECKED_ROWS):
     return [np.asarray(a)[:rows] for a in arrays]
 
 
-def quantized_error(content, model, arrays, batch=None):
+def quantized_error(content, model, arrays, run_litert, batch=None):
     """The largest ``|file - model.predict|`` over ``arrays`` (one per input),
     relative to the range of the model's output it is in; the file run with
-    ``run_litert`` in ``batch``-row pieces (its fixed batch size) or at once."""
+    ``run_litert(interpreter, *arrays)`` (the writer's, passed in: this module
+    sits below it) in ``batch``-row pieces (its fixed batch size) or at once."""
     from ai_edge_litert.interpreter import Interpreter
-
-    from keras_seqmodels.export.litert_export import run_litert
 
     count = len(arrays[0])
     if batch is not None:

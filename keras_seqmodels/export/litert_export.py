@@ -284,7 +284,7 @@ def to_litert(
         rows = checks.check_rows(representative_data)
         if rows is not None:
             fixed_batch = batch_size or graph.inputs[0].shape[0]
-            error = checks.quantized_error(content, graph, rows, fixed_batch)
+            error = checks.quantized_error(content, graph, rows, run_litert, fixed_batch)
             finding = checks.answer_finding(error, quantize, len(rows[0]))
             findings += [finding] if finding else []
     checks.report(list(dict.fromkeys(ours)) + findings, strict)

@@ -11,6 +11,7 @@ import pytest
 
 import keras_seqmodels as ks
 from keras_seqmodels.export import checks, to_litert
+from keras_seqmodels.export.litert_export import run_litert
 
 pytestmark = pytest.mark.tf_only
 
@@ -74,7 +75,7 @@ def test_int8_file_close_to_model_has_no_warning(tmp_path, merge):
     path = str(tmp_path / "m.tflite")
     assert answer_warnings(model, path, quantize="int8", representative_data=x) == []
     content = open(path, "rb").read()
-    error = checks.quantized_error(content, model, rows)
+    error = checks.quantized_error(content, model, rows, run_litert)
     assert error <= checks.MAX_QUANTIZED_ERROR / 4  # measured about 1%
 
 

@@ -124,7 +124,7 @@ def test_saved_file_exports_as_a_tagger_from_python_and_the_cli(trained, tmp_pat
         np.testing.assert_array_equal(served(text=text)["tags"].numpy(), want)
     capsys.readouterr()
     assert main(["export", path, str(tmp_path / "beam"), "--beam", "3"]) == 2
-    assert "holds a tagger; --beam is for translation" in capsys.readouterr().err
+    assert "--beam is not an option of the savedmodel export of a tagger" in capsys.readouterr().err
     assert is_string_tagger(tagger) and is_string_tagger(keras.saving.load_model(path))
     dense = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
     assert not is_string_tagger(dense) and not is_string_tagger("mine.keras")
