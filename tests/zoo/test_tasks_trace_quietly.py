@@ -20,6 +20,8 @@ pytestmark = pytest.mark.tf_only
 INPUTS = {
     "mnist-renet": "np.zeros((28, 28))",
     "ntm-copy": "np.zeros((3, 8))",
+    "pixel-mnist": "np.zeros((28, 28))",
+    "pixel-mnist-permuted": "np.zeros((28, 28))",
     "babi-memn2n": '("Mary went home.", "Where is Mary?")',
     "ptb-lstm-small": '"the cat", top_k=1',
     "ptb-lstm": '"the cat", top_k=1',
