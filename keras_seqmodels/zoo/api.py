@@ -63,9 +63,30 @@ def list_models():
     return sorted(_index())
 
 
+class NotShippedError(KeyError):
+    """A zoo model declared recipe-only (``ModelSpec(shipped=False)``): it can
+    be trained (``seqmodels train NAME``) but ships no trained file."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+def check_shipped(name):
+    """Raise ``NotShippedError`` if ``name``'s spec declares it recipe-only
+    (``ModelSpec(shipped=False)``); anything else passes."""
+    from keras_seqmodels.zoo.models import specs
+
+    spec = specs().get(name)
+    if spec is not None and not spec.shipped:
+        raise NotShippedError(
+            f"{name} ships no trained file; train it with `seqmodels train {name}` and pass --model"
+        )
+
+
 def _entry(name):
     index = _index()
     if name not in index:
+        check_shipped(name)
         known = ", ".join(sorted(index)) or "(none)"
         raise KeyError(f"keras_seqmodels.zoo: unknown model {name!r}. Known models: {known}")
     return index[name]

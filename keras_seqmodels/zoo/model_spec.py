@@ -48,6 +48,12 @@ class ModelSpec:
             ``("translate", "plot attention")``; a command has at most one).
         card: its card, relative to the repository root (default
             ``zoo/<name>/card.md``).
+        shipped: whether a trained artifact ships in ``zoo/index.json``
+            (default ``True``). ``False`` declares a recipe-only model:
+            ``seqmodels train NAME`` trains it, but it is left out of
+            ``list_models()`` and the zoo tables, and loading it without a
+            file of one's own (``zoo.load``, ``seqmodels evaluate NAME``
+            without ``--model``) raises a one-line error saying so.
 
     Example:
 
@@ -65,6 +71,7 @@ class ModelSpec:
     serving: str = ""
     cli_defaults: tuple = ()
     card: str = ""
+    shipped: bool = True
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:

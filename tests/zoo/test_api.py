@@ -204,7 +204,8 @@ def test_shipped_index_is_consistent():
         index = json.load(f)
     from keras_seqmodels.zoo.models import specs
 
-    assert set(index) == set(specs())  # every model folder ships an artifact, and only they
+    shipped = {name for name, spec in specs().items() if spec.shipped}
+    assert set(index) == shipped  # every shipped spec has an artifact, and only they
     for name, entry in index.items():
         path = zoo.artifact_path(name)
         assert path == os.path.join(REPO, "zoo", name, entry["artifact"])
@@ -215,6 +216,25 @@ def test_shipped_index_is_consistent():
         for field in ("task", "domain", "data", "license", "metrics", "intended_use", "limits"):
             assert entry.get(field), (name, field)
     assert not os.path.exists(os.path.join(api.ZOO_DIR, "artifacts"))
+
+
+def test_a_recipe_only_model_is_not_listed_and_refuses_to_load_in_one_line(capsys):
+    from keras_seqmodels.cli.main import main
+    from keras_seqmodels.zoo.models import specs
+
+    assert not specs()["ptb-mingru"].shipped
+    assert "ptb-mingru" not in zoo.list_models()
+    message = (
+        "ptb-mingru ships no trained file; train it with `seqmodels train ptb-mingru` "
+        "and pass --model"
+    )
+    for call in (zoo.load, zoo.info, zoo.artifact_path, zoo.load_model):
+        with pytest.raises(KeyError) as info:
+            call("ptb-mingru")
+        assert str(info.value) == message
+    capsys.readouterr()
+    assert main(["evaluate", "ptb-mingru", "--split", "test"]) == 2
+    assert capsys.readouterr().err == f"seqmodels evaluate: error: {message}\n"
 
 
 def _mirror(tmp_path, monkeypatch, name="tiny"):

@@ -391,6 +391,10 @@ def _say(text):
 
 def evaluate(recipe, args):
     """Print the metrics of a model on ``--split``; ``--register`` ships it."""
+    if args.model is None:  # a recipe-only model says so before reading any data
+        from keras_seqmodels.zoo import api
+
+        api.check_shipped(recipe.name)
     data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
     config = dict(
         arguments.config_of(recipe, args), split=args.split, data_dir=data_dir, model=args.model

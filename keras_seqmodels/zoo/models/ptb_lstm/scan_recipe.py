@@ -10,8 +10,11 @@ matrices), the rate warmed up over ``--warmup-epochs`` and cosine-decayed to
 ``--time-budget``). ``--layer`` picks the recurrent layer (``mingru``,
 ``minlstm``, ``hawk``, ``lru``, or ``lstm`` for a check of the stack).
 
-    seqmodels train ptb-mingru --epochs 40
-    seqmodels evaluate ptb-mingru --split test
+    seqmodels train ptb-mingru --epochs 40 --work-dir runs/ptb-mingru
+    seqmodels evaluate ptb-mingru --split test --model runs/ptb-mingru/ptb-mingru.keras
+
+The zoo ships no trained ptb-mingru (its spec is ``shipped=False``): evaluate
+a file of one's own with ``--model``.
 """
 
 import math
