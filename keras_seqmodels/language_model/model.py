@@ -1,12 +1,12 @@
 """A word-level LSTM language model that keeps its vocabulary: text in, words out."""
 
-import math
-
 import keras
 import numpy as np
 
+from keras_seqmodels.language_model import network as word_network
 from keras_seqmodels.language_model import text as textlib
 from keras_seqmodels.language_model import training
+from keras_seqmodels.training import loop
 from keras_seqmodels.utils import bounds
 from keras_seqmodels.utils import validation as checks
 
@@ -92,7 +92,8 @@ class WordLanguageModel(keras.Model):
         self.embedding_dim = embedding_dim or units
         self.lowercase = bool(lowercase)
         self._index = {w: i for i, w in enumerate(vocabulary)}
-        self.network = _network(len(vocabulary), units, layers, self.dropout, self.embedding_dim)
+        self.network = word_network.word_lstm(len(vocabulary), units, layers, self.dropout,
+                                              embedding_dim=self.embedding_dim)  # fmt: skip
 
     def call(self, ids, training=None):
         return self.network(ids, training=training)
@@ -248,25 +249,9 @@ class WordLanguageModel(keras.Model):
         sequence_length, batch_size = checks.check_positive_ints(
             name, sequence_length=sequence_length, batch_size=batch_size
         )
-        ids = np.asarray(ids, "int32")
-        if len(ids) < 2:
+        if len(np.asarray(ids)) < 2:
             raise ValueError("stream_perplexity: `ids` needs at least two words")
-        n = len(ids) - 1
-        count = -(-n // sequence_length)  # windows, the last one padded
-        x = np.zeros((count * sequence_length,), "int32")
-        y = np.zeros_like(x)
-        x[:n], y[:n] = ids[:-1], ids[1:]
-        x, y = x.reshape(count, sequence_length), y.reshape(count, sequence_length)
-        real = (np.arange(count * sequence_length) < n).reshape(count, sequence_length)
-        total = 0.0
-        for start in range(0, count, batch_size):
-            rows = slice(start, start + batch_size)
-            batch = np.zeros((batch_size, sequence_length), "int32")  # one traced shape
-            batch[: len(x[rows])] = x[rows]
-            logits = np.asarray(self.network.predict_on_batch(batch), "float64")[: len(x[rows])]
-            picked = np.take_along_axis(_log_softmax(logits), y[rows][..., None], -1)[..., 0]
-            total -= float(picked[real[rows]].sum())
-        return math.exp(total / n)
+        return word_network.perplexity(self.network, ids, sequence_length, batch_size)[0]
 
     # Serialization -----------------------------------------------------------
 
@@ -308,6 +293,7 @@ def train_language_model(
     callbacks=None,
     seed=0,
     verbose="auto",
+    work_dir=None,
 ):
     """Train a word-level LSTM language model on plain-text files.
 
@@ -347,6 +333,12 @@ def train_language_model(
         callbacks: Keras callbacks for ``fit``.
         seed: seed of the weights, the dropout and the window order.
         verbose: ``fit``'s verbosity.
+        work_dir: optional folder for the run's files
+            (``keras_seqmodels.training.loop.fit``, as ``seqmodels train``
+            keeps them): ``best.keras``, the model at its best
+            ``val_loss`` (``loss`` without a validation text), ``history.csv``, and a
+            backup from which the same call, rerun after a kill, resumes at
+            the interrupted epoch.
 
     Returns:
         The trained ``WordLanguageModel``; ``model.history`` is the Keras
@@ -393,30 +385,16 @@ def train_language_model(
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     )
     logs = training.Perplexity(val_ids, sequence_length, batch_size)
-    model.fit(
+    loop.fit(
+        model,
         training.Windows(train_ids, sequence_length, batch_size, seed),
         epochs=epochs,
         callbacks=[logs, *(callbacks or [])],
         verbose=verbose,
+        work_dir=work_dir,
+        monitor=("val_loss" if val_ids is not None else "loss", "min"),
     )
     return model
-
-
-def _network(vocabulary_size, units, layers, dropout, embedding_dim):
-    """The id model: Embedding -> (Dropout -> LSTM) x layers -> Dropout -> Dense."""
-    from keras_seqmodels import cells
-    from keras_seqmodels import layers as ks_layers
-
-    ids = keras.Input(shape=(None,), dtype="int32", name="ids")
-    x = keras.layers.Embedding(vocabulary_size, embedding_dim, name="embedding")(ids)
-    for i in range(layers):
-        x = keras.layers.Dropout(dropout, name=f"dropout_{i}")(x)
-        x = ks_layers.Recurrent(cells.LSTMCell(units, name=f"lstm_cell_{i}"),
-                                return_sequences=True, name=f"lstm_{i}")(x)  # fmt: skip
-    x = keras.layers.Dropout(dropout, name="dropout_out")(x)
-    # float32 logits also under a mixed precision policy (a stable softmax).
-    logits = keras.layers.Dense(vocabulary_size, dtype="float32", name="logits")(x)
-    return keras.Model(ids, logits, name="word_lstm")
 
 
 def _log_softmax(logits):

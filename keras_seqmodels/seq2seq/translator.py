@@ -4,6 +4,7 @@ import keras
 
 from keras_seqmodels.seq2seq import input_handling, parallel_text, text
 from keras_seqmodels.seq2seq.encoder_decoder import EncoderDecoder
+from keras_seqmodels.training import loop
 from keras_seqmodels.utils import bounds, serialization, validation
 from keras_seqmodels.utils import validation as checks
 
@@ -338,7 +339,7 @@ class Translator(keras.Model):
         source_ids, source_word = self._encode_words(words, known)
         out_ids = self.translate_ids(source_ids, beam_size=beam_size)
         pieces, confidence, lost = input_handling.carry_through(
-            self, source_ids, source_word, out_ids, words, known
+            self, source_ids, source_word, out_ids, words, known, sentences
         )
         out = text.detokenize(pieces)
         # Nothing to translate gives nothing, not a guess from the end token.
@@ -519,6 +520,7 @@ def train_translator(
     callbacks=None,
     seed=0,
     verbose="auto",
+    work_dir=None,
     **model_options,
 ):
     """Train a ``Translator`` on two aligned plain-text files.
@@ -542,6 +544,12 @@ def train_translator(
         callbacks: Keras callbacks for ``fit`` (e.g. TensorBoard).
         seed: seed of the weights and the batch order.
         verbose: ``fit``'s verbosity.
+        work_dir: optional folder for the run's files
+            (``keras_seqmodels.training.loop.fit``, as ``seqmodels train``
+            keeps them): ``best.keras``, the trained ``EncoderDecoder``
+            (``translator.model``) at its best ``val_loss`` (``loss``
+            without ``validation``), ``history.csv``, and a backup from which the
+            same call, rerun after a kill, resumes at the interrupted epoch.
         **model_options: more ``EncoderDecoder`` arguments (``dropout``,
             ``encoder_layers``, ``attention``, ``cell_type``, ...).
 
@@ -606,12 +614,15 @@ def train_translator(
         loss=MaskedSparseCrossentropy(),
         metrics=[MaskedAccuracy()],
     )
-    core.fit(
+    loop.fit(
+        core,
         parallel_text.Batches(train_src, train_tgt, batch_size, seed=seed),
         validation_data=val,
         epochs=epochs,
         callbacks=callbacks,
         verbose=verbose,
+        work_dir=work_dir,
+        monitor=("val_loss" if val is not None else "loss", "min"),
     )
     translator.build()
     return translator

@@ -17,6 +17,7 @@ import numpy as np
 
 from keras_seqmodels.data.conllu import _read
 from keras_seqmodels.tagging.data import by_count, pad_rows, to_arrays, vocabularies
+from keras_seqmodels.training import loop
 
 
 def emission_scores(word_ids, char_ids, num_words, num_chars, num_tags, *, embedding_dim=64,
@@ -131,7 +132,8 @@ def build_tagger(word_vocabulary, char_vocabulary, tags, *, embedding_dim=64,
 
 def train_tagger(train_path, validation_path=None, *, column="upos", min_count=2,
                  max_words=None, epochs=10, batch_size=32, learning_rate=5e-3,
-                 callbacks=None, seed=0, verbose="auto", **model_options):  # fmt: skip
+                 callbacks=None, seed=0, verbose="auto", work_dir=None,
+                 **model_options):  # fmt: skip
     """Train a part-of-speech tagger on a CoNLL-U file.
 
     Reads ``train_path`` (``keras_seqmodels.data.read_conllu``: syntactic
@@ -162,6 +164,12 @@ def train_tagger(train_path, validation_path=None, *, column="upos", min_count=2
         callbacks: Keras callbacks for ``fit`` (e.g. ``EarlyStopping``).
         seed: seed of the weights, the dropout and the batch order.
         verbose: ``fit``'s verbosity.
+        work_dir: optional folder for the run's files
+            (``keras_seqmodels.training.loop.fit``, as ``seqmodels train``
+            keeps them): ``best.keras``, the trained ``CRFTagger`` (the
+            model's ids-to-tags core) at its best ``val_loss`` (``loss``
+            without ``validation_path``), ``history.csv``, and a backup from which the
+            same call, rerun after a kill, resumes at the interrupted epoch.
         **model_options: more ``build_tagger`` arguments (``embedding_dim``,
             ``characters``, ``char_units``, ``units``, ``num_layers``,
             ``dropout``, ``max_chars``, ``lowercase``, ``name``).
@@ -223,8 +231,9 @@ def train_tagger(train_path, validation_path=None, *, column="upos", min_count=2
     trainer.compile(
         optimizer=keras.optimizers.Adam(learning_rate, clipnorm=1.0), metrics=["accuracy"]
     )
-    trainer.fit(data, validation_data=val, epochs=epochs, callbacks=callbacks,
-                verbose=verbose, shuffle=False)  # fmt: skip
+    loop.fit(trainer, data, validation_data=val, epochs=epochs, callbacks=callbacks,
+             verbose=verbose, shuffle=False, work_dir=work_dir,
+             monitor=("val_loss" if val is not None else "loss", "min"))  # fmt: skip
     tagger.history = trainer.history
     return tagger
 

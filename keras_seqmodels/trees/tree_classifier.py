@@ -3,6 +3,7 @@
 import keras
 import numpy as np
 
+from keras_seqmodels.training import loop
 from keras_seqmodels.trees import training
 from keras_seqmodels.utils import bounds, serialization
 from keras_seqmodels.utils import validation as checks
@@ -156,6 +157,7 @@ def train_tree_classifier(
     callbacks=None,
     seed=0,
     verbose="auto",
+    work_dir=None,
 ):
     """Train a Tree-LSTM ``TreeClassifier`` on a file of labelled bracketed trees.
 
@@ -183,6 +185,12 @@ def train_tree_classifier(
             ``val_root_accuracy``).
         seed: seed of the weights and the batch order.
         verbose: ``fit``'s verbosity.
+        work_dir: optional folder for the run's files
+            (``keras_seqmodels.training.loop.fit``, as ``seqmodels train``
+            keeps them): ``best.keras``, the classifier at its best
+            ``val_loss`` (``loss`` without ``validation_path``), ``history.csv``, and a
+            backup from which the same call, rerun after a kill, resumes at
+            the interrupted epoch.
 
     Returns:
         A trained ``TreeClassifier``; ``classifier.history`` is the Keras
@@ -255,13 +263,16 @@ def train_tree_classifier(
                 stacklevel=2,
             )
         val_data = tree_dataset([training.relabel(t, index, lower) for t in validation], batch_size)
-    classifier.fit(
+    loop.fit(
+        classifier,
         tree_dataset(train, batch_size, shuffle=True, seed=seed),
         validation_data=val_data,
         shuffle=False,  # the dataset reshuffles itself
         epochs=epochs,
         callbacks=callbacks,
         verbose=verbose,
+        work_dir=work_dir,
+        monitor=("val_loss" if val_data is not None else "loss", "min"),
     )
     return classifier
 

@@ -505,9 +505,9 @@ def test_piped_training_prints_progress_lines_and_writes_tensorboard_logs(
 ):
     # Not a terminal (pytest captures stdout): --verbose defaults to 2, and
     # ProgressLines prints within the epoch (interval 0: after every step).
-    from keras_seqmodels.zoo.framework import callbacks as framework_callbacks
+    from keras_seqmodels.training import run_callbacks
 
-    monkeypatch.setattr(framework_callbacks.ProgressLines, "INTERVAL", 0.0)
+    monkeypatch.setattr(run_callbacks.ProgressLines, "INTERVAL", 0.0)
     logs = tmp_path / "tb"
     framework.main(TINY_RECIPE, "train", ["--work-dir", str(tmp_path / "run"), "--epochs", "1",
                                           "--tensorboard", str(logs)])  # fmt: skip

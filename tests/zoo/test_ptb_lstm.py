@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from keras_seqmodels.language_model import decoding, text
+from keras_seqmodels.language_model import network as lm_network
 from keras_seqmodels.zoo import framework
 from keras_seqmodels.zoo.models.ptb_lstm import network
 
@@ -67,7 +68,7 @@ def test_model_equals_keras_lstm_with_state_carried_over_windows(recipe):
     np.testing.assert_allclose(np.concatenate(windows, 1), ref.predict_on_batch(ids),
                                rtol=1e-5, atol=1e-5)  # fmt: skip
     full = recipe.build_model(30, units=6, layers=2)
-    recipe.copy_weights(ours, full)
+    lm_network.copy_weights(ours, full)
     np.testing.assert_allclose(np.concatenate(windows, 1), full.predict_on_batch(ids),
                                rtol=1e-5, atol=1e-5)  # fmt: skip
 
@@ -80,10 +81,16 @@ def _one_pass_perplexity(logits, ids):
     return math.exp(nll.mean())
 
 
+def _stream_perplexity(model, ids, batch, bptt):
+    """The recipe's stream perplexity: ``batch`` rows, states carried over windows."""
+    evaluator = network.stream_evaluator(model, batch=batch)
+    return lm_network.perplexity(model, ids, window=bptt, rows=batch, evaluator=evaluator)
+
+
 def test_stateful_chunked_evaluation_equals_one_pass(lm, recipe):
     """TBPTT evaluation in chunks carries the state: same as one full pass."""
     model, vocab, ids = lm
-    ppl, count = recipe.perplexity(model, ids, 8, 2, batch=1, bptt=7)
+    ppl, count = _stream_perplexity(model, ids, batch=1, bptt=7)
     assert count == len(ids) - 1
     logits = model.predict_on_batch(ids[None, :-1])[0]
     np.testing.assert_allclose(ppl, _one_pass_perplexity(logits, ids), rtol=1e-4)
@@ -95,15 +102,15 @@ def test_a_reused_evaluator_scores_as_a_fresh_one(lm, recipe):
     # The training callback builds the stateful evaluator once; its carried
     # states must be reset and its weights replaced at every call.
     model, _, ids = lm
-    fresh = recipe.perplexity(model, ids, 8, 2, batch=2, bptt=5)
-    evaluator = recipe.stream_evaluator(model, 8, 2, batch=2)
-    first = recipe.perplexity(model, ids, 8, 2, batch=2, bptt=5, evaluator=evaluator)
-    again = recipe.perplexity(model, ids, 8, 2, batch=2, bptt=5, evaluator=evaluator)
+    fresh = _stream_perplexity(model, ids, batch=2, bptt=5)
+    evaluator = recipe.stream_evaluator(model, batch=2)
+    first = lm_network.perplexity(model, ids, window=5, rows=2, evaluator=evaluator)
+    again = lm_network.perplexity(model, ids, window=5, rows=2, evaluator=evaluator)
     assert first == again and first[1] == fresh[1]
     np.testing.assert_allclose(first[0], fresh[0], rtol=1e-6)
     other = recipe.build_model(model.get_layer("logits").units, units=8, layers=2, seed=7)
-    changed = recipe.perplexity(other, ids, 8, 2, batch=2, bptt=5, evaluator=evaluator)
-    np.testing.assert_allclose(changed[0], recipe.perplexity(other, ids, 8, 2, batch=2, bptt=5)[0],
+    changed = lm_network.perplexity(other, ids, window=5, rows=2, evaluator=evaluator)
+    np.testing.assert_allclose(changed[0], _stream_perplexity(other, ids, batch=2, bptt=5)[0],
                                rtol=1e-6)  # fmt: skip
     assert abs(changed[0] - first[0]) > 1e-3  # other weights, another score
 
@@ -202,7 +209,7 @@ def test_tied_model_scores_with_the_embedding_matrix(lm, recipe):
     logits = np.asarray(tied.predict_on_batch(x))
     np.testing.assert_allclose(logits, np.asarray(hidden.predict_on_batch(x)) @ E.T + b,
                                rtol=1e-5, atol=1e-5)  # fmt: skip
-    ppl, count = recipe.perplexity(tied, ids, 8, 2, batch=1, bptt=7)
+    ppl, count = _stream_perplexity(tied, ids, batch=1, bptt=7)
     assert count == len(ids) - 1
     np.testing.assert_allclose(ppl, _one_pass_perplexity(logits[0], ids), rtol=1e-4)
     # Sampled word by word with the LSTM states carried, the embedding
@@ -297,8 +304,7 @@ def shipped(recipe, request):
 
 def _sentence_perplexity(recipe, model, vocab, sentences):
     ids = text.to_ids(text.line_words(sentences), vocab)
-    units, layers = recipe.model_shape(model)
-    return recipe.perplexity(model, ids, units, layers, batch=1, bptt=len(ids))[0]
+    return _stream_perplexity(model, ids, batch=1, bptt=len(ids))[0]
 
 
 def test_shipped_model_perplexity_floor_on_written_sentences(recipe, shipped):

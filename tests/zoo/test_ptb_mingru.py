@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from keras_seqmodels.language_model import network as lm_network
 from keras_seqmodels.zoo import framework
 from keras_seqmodels.zoo.models import specs
 from keras_seqmodels.zoo.models.ptb_lstm import network, scan_network, scan_recipe
@@ -28,7 +29,8 @@ def test_stream_perplexity_carries_the_states_over_windows(layer):
     model = scan_network.build_model(12, units=6, blocks=2, layer=layer, dropout=0.0,
                                      block_dropout=0.0)  # fmt: skip
     ids = rng.integers(0, 12, 2 * 13 + 1).astype("int32")
-    ppl, count = scan_network.perplexity(model, ids, batch=2, bptt=4)
+    evaluator = scan_network.stream_evaluator(model, batch=2)
+    ppl, count = lm_network.perplexity(model, ids, window=4, rows=2, evaluator=evaluator)
     x = ids[:26].reshape(2, 13)
     y = ids[1:27].reshape(2, 13)
     logits = np.asarray(model.predict(x, verbose=0), "float64")

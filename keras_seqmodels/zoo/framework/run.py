@@ -11,16 +11,11 @@ import time
 
 import keras
 
-from keras_seqmodels.training.fault_tolerance import AtomicBackupAndRestore
+from keras_seqmodels.training import loop
+from keras_seqmodels.training.run_callbacks import read_record
 from keras_seqmodels.utils.loading import load_model_file
 from keras_seqmodels.utils.weights_dtype import store_weights_as
 from keras_seqmodels.zoo.framework import arguments, distribution, ensemble, smoke
-from keras_seqmodels.zoo.framework.callbacks import (
-    BestCheckpoint,
-    Clock,
-    ProgressLines,
-    read_record,
-)
 
 
 def main(recipe, action, argv):
@@ -347,31 +342,26 @@ def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
             model.set_weights(source.get_weights())
         if recipe.prepare is not None:
             recipe.prepare(model, train_data, config, work_dir)
-        monitor, mode = recipe.monitor
         extra = recipe.callbacks(config, work_dir, train_data) if recipe.callbacks else []
-        callbacks = [
-            *extra,
-            # A diverged run (NaN or infinite loss) stops at once; its best
-            # checkpoint, from before, stays the run's result.
-            keras.callbacks.TerminateOnNaN(),
-            Clock(args.time_budget),
-            BestCheckpoint(os.path.join(work_dir, "best.keras"), monitor, mode),
-            AtomicBackupAndRestore(os.path.join(work_dir, "backup"), delete_checkpoint=False),
-            keras.callbacks.CSVLogger(os.path.join(work_dir, "history.csv"), append=True),
-        ]
         verbose = _verbosity(args.verbose)
-        if verbose == 2:
-            callbacks.append(ProgressLines())
+        tensorboard = None
         if getattr(args, "tensorboard", None):
             run = os.path.relpath(work_dir, args.work_dir)
-            log_dir = os.path.join(args.tensorboard, "" if run == "." else run)
-            callbacks.append(keras.callbacks.TensorBoard(log_dir=log_dir))
-        model.fit(
+            tensorboard = os.path.join(args.tensorboard, "" if run == "." else run)
+        # The package's one training loop, with the run's checkpoint, backup
+        # (resume), history, clock and non-finite stop in work_dir.
+        loop.fit(
+            model,
             **setup.fit_inputs(fit_data, shuffle=True, seed=config["seed"]),
             validation_data=setup.validation_data(validation),
             epochs=args.epochs,
-            callbacks=callbacks,
+            callbacks=extra,
             verbose=verbose,
+            work_dir=work_dir,
+            monitor=recipe.monitor,
+            time_budget=args.time_budget,
+            progress_lines=verbose == 2,
+            tensorboard=tensorboard,
         )
     return read_record(os.path.join(work_dir, "best.json"))
 

@@ -19,6 +19,7 @@ import os
 
 import numpy as np
 
+from keras_seqmodels.language_model import network as lm_network
 from keras_seqmodels.zoo.models.ptb_lstm import network
 from keras_seqmodels.zoo.models.ptb_lstm.config import (
     CONFIG,  # noqa: F401 (the recipe's)
@@ -159,16 +160,15 @@ def callbacks(config, work_dir, train):
         evaluator = None  # built once: its forward pass compiles once
 
         def on_epoch_begin(self, epoch, logs=None):
-            network.reset_states(self.model)
+            lm_network.reset_states(self.model)
             rate = learning_rate(config, epoch + 1) * config["bptt"]
             self.model.optimizer.learning_rate.assign(rate)
 
         def on_epoch_end(self, epoch, logs=None):
-            units, layers = config["units"], config["layers"]
             if self.evaluator is None:
-                self.evaluator = network.stream_evaluator(self.model, units, layers)
-            logs["val_perplexity"] = network.perplexity(
-                self.model, valid, units, layers, evaluator=self.evaluator
+                self.evaluator = network.stream_evaluator(self.model)
+            logs["val_perplexity"] = lm_network.perplexity(
+                self.model, valid, window=100, rows=10, evaluator=self.evaluator
             )[0]
             logs["perplexity"] = math.exp(logs["loss"])
 
@@ -181,7 +181,7 @@ def package(model, config):
     vocab = vocabulary(config["data_dir"])
     free = network.build_model(len(vocab), config["units"], config["layers"], config["dropout"],
                                **_variant(config))  # fmt: skip
-    network.copy_weights(model, free)
+    lm_network.copy_weights(model, free)
     with open(os.path.join(config["work_dir"], "vocab.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(vocab) + "\n")
     return free
@@ -189,7 +189,6 @@ def package(model, config):
 
 def evaluate(model, data, config):
     """Stream perplexity (10 rows, windows of 100, states carried over)."""
-    units, layers = network.model_shape(model)
     if config["smoke"]:
         vocab = vocabulary(None)
     elif config.get("model"):
@@ -198,6 +197,8 @@ def evaluate(model, data, config):
         from keras_seqmodels.zoo import api
 
         vocab = network.load_vocabulary(api.asset_path("ptb-lstm", "vocabulary"))
-    perplexity, count = network.perplexity(model, ids_of(config, config["split"], vocab), units,
-                                           layers)  # fmt: skip
+    ids = ids_of(config, config["split"], vocab)
+    perplexity, count = lm_network.perplexity(
+        model, ids, window=100, rows=10, evaluator=network.stream_evaluator(model)
+    )
     return {"tokens_scored": count, "perplexity": round(perplexity, 2)}

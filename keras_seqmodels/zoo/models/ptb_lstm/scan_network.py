@@ -10,11 +10,9 @@ does, so the whole model has ptb-lstm's parameter count within 1%.
 
 The recurrent layer (``layer``) is one of ``LAYERS``: the parallel-scan
 layers of ``keras_seqmodels.linear_rnn`` or the package's LSTM. The stream
-maths (TBPTT windows, the stateful scorer, the weight copy) are
-``network``'s.
+windows are ``network``'s; the stream is scored by the package's one
+``perplexity`` (``keras_seqmodels.language_model.network``).
 """
-
-from keras_seqmodels.zoo.models.ptb_lstm import network
 
 LAYERS = ("mingru", "minlstm", "hawk", "lru", "lstm")
 
@@ -90,15 +88,9 @@ def model_options(model):
 
 
 def stream_evaluator(model, batch=10):
-    """The stateful, dropout-free copy of ``model`` that
-    ``network.perplexity`` scores with (``batch`` rows)."""
+    """The stateful, dropout-free copy of ``model`` that the package's
+    ``perplexity`` (``keras_seqmodels.language_model.network``) scores a
+    stream with (``batch`` rows)."""
     vocab_size = model.get_layer("embedding").input_dim
     return build_model(vocab_size, **model_options(model), dropout=0.0, block_dropout=0.0,
                        batch=batch, stateful=True)  # fmt: skip
-
-
-def perplexity(model, ids, batch=10, bptt=100, evaluator=None):
-    """Exact stream perplexity, states carried over windows (``network.perplexity``)."""
-    if evaluator is None:
-        evaluator = stream_evaluator(model, batch)
-    return network.perplexity(model, ids, None, None, batch, bptt, evaluator=evaluator)

@@ -20,6 +20,7 @@ a file of one's own with ``--model``.
 import math
 import os
 
+from keras_seqmodels.language_model import network as lm_network
 from keras_seqmodels.zoo.models.ptb_lstm import network, recipe, scan_network
 from keras_seqmodels.zoo.models.ptb_lstm.recipe import (  # noqa: F401 (the recipe's hooks)
     DATA,
@@ -95,13 +96,13 @@ def callbacks(config, work_dir, train):
         evaluator = None  # built once: its forward pass compiles once
 
         def on_epoch_begin(self, epoch, logs=None):
-            network.reset_states(self.model)
+            lm_network.reset_states(self.model)
 
         def on_epoch_end(self, epoch, logs=None):
             if self.evaluator is None:
                 self.evaluator = scan_network.stream_evaluator(self.model)
-            logs["val_perplexity"] = scan_network.perplexity(
-                self.model, valid, evaluator=self.evaluator
+            logs["val_perplexity"] = lm_network.perplexity(
+                self.model, valid, window=100, rows=10, evaluator=self.evaluator
             )[0]
             logs["perplexity"] = math.exp(logs["loss"])
 
@@ -118,7 +119,7 @@ def package(model, config):
         len(vocab), **scan_network.model_options(model), dropout=config["dropout"],
         block_dropout=config["block_dropout"],
     )  # fmt: skip
-    network.copy_weights(model, free)
+    lm_network.copy_weights(model, free)
     with open(os.path.join(config["work_dir"], "vocab.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(vocab) + "\n")
     return free
@@ -135,5 +136,7 @@ def evaluate(model, data, config):
 
         vocab = network.load_vocabulary(api.asset_path("ptb-mingru", "vocabulary"))
     ids = recipe.ids_of(config, config["split"], vocab)
-    perplexity, count = scan_network.perplexity(model, ids)
+    perplexity, count = lm_network.perplexity(
+        model, ids, window=100, rows=10, evaluator=scan_network.stream_evaluator(model)
+    )
     return {"tokens_scored": count, "perplexity": round(perplexity, 2)}

@@ -1,4 +1,4 @@
-"""The framework's callbacks: the best checkpoint, the clock and plain progress lines."""
+"""The training run's callbacks: the best checkpoint, the clock and plain progress lines."""
 
 import json
 import os
