@@ -1,35 +1,54 @@
-"""The summary of BENCHMARKS.md, made from the results files: its table and its plot.
+"""BENCHMARKS.md's tables made from the results files, and one plot per table.
 
-    python tools/benchmark_plots.py            # print the table, write the plot
-    python tools/benchmark_plots.py --check    # exit 1 if BENCHMARKS.md or the plot differ
+    python tools/benchmark_plots.py            # rewrite the tables, write the plots
+    python tools/benchmark_plots.py --check    # exit 1 if a table on the page differs
 
-The table compares the package's recurrent layers with Keras's own layers and with
-PyTorch's ``torch.nn`` on the same machine and in the same run, batch 32 x 100 steps,
-128 -> 256 units: on CPU the fastest backend of each (TensorFlow or JAX for the Keras
-ones, 1 or 2 threads for torch), on a GPU JAX-compiled layers and ``torch.nn`` on CUDA.
-The plot (an SVG written by hand: no plotting package needed) shows each row as the
-ratio to Keras's layer.
+Each table below is read from the files in ``benchmarks/results/`` that its section
+cites and written into BENCHMARKS.md between ``<!-- table NAME ... -->`` and
+``<!-- end of table NAME -->``; its plot, ``benchmarks/plots/NAME.png``, is drawn from
+the same rows (``plot_data(NAME)``) and shown under the table. Tables whose numbers no
+results file holds (the scripts that made them print them) are not here.
 """
 
 import argparse
 import json
 import os
+import statistics
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
+PLOTS = os.path.join(ROOT, "benchmarks", "plots")
+DOC = os.path.join(ROOT, "BENCHMARKS.md")
 CPU_FILE = "rnn_throughput_cpu_amd_run9_b32.json"
 GPU_FILE = "rnn_throughput_gpu_h100_jit.json"
-PLOT = os.path.join(ROOT, "benchmarks", "plots", "summary.svg")
-DOC = os.path.join(ROOT, "BENCHMARKS.md")
-BEGIN, END = "<!-- summary table: tools/benchmark_plots.py -->", "<!-- end of summary table -->"
 CELLS = ("LSTM", "GRU", "Elman")
 CONFIG = "b32_t100_128to256"
+CONFIG_NAMES = {
+    "b32_t100_128to256": "b32 x 100",
+    "b128_t50_512to512": "b128 x 50",
+    "b1_t1000_128to256": "b1 x 1000",
+}
+CELL_NAMES = {"GRU_reset_before": "GRU reset-before"}
+BACKENDS = {"tensorflow": "TF", "jax": "JAX"}
+
+
+def _file(name):
+    with open(os.path.join(RESULTS, name), encoding="utf-8") as f:
+        return json.load(f)
 
 
 def _load(name):
-    with open(os.path.join(RESULTS, name), encoding="utf-8") as f:
-        return json.load(f)["results"]
+    return _file(name)["results"]
+
+
+def _find(results, cell, model, config, backend=None):
+    for r in results:
+        if (r["cell"], r["model"], r["config"]) == (cell, model, config) and (
+            backend is None or r["backend"] == backend
+        ):
+            return r
+    return None
 
 
 def _best(results, cell, models, key, config=CONFIG):
@@ -39,6 +58,27 @@ def _best(results, cell, models, key, config=CONFIG):
         if r["cell"] == cell and r["model"] in models and r["config"] == config
     ]
     return max(values) if values else None
+
+
+def _k(value, digits=1):
+    return "–" if value is None else f"{value / 1000:,.{digits}f}k"
+
+
+def _ratio(a, b):
+    return "–" if a is None or b is None else f"{a / b:.2f}"
+
+
+def _table(header, rows):
+    """Markdown from a header row (right-aligned but the text columns) and rows."""
+    align = ["---" if h.startswith("<") else "---:" for h in header]
+    lines = ["| " + " | ".join(h.lstrip("<") for h in header) + " |"]
+    lines.append("|" + "|".join(align) + "|")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# Each table: rows(), text(rows) and data(rows) = [(row label, series, value, shown)],
+# the numbers the plot draws and how the table shows each.
 
 
 def summary_rows():
@@ -69,93 +109,441 @@ def summary_rows():
     return rows
 
 
-def _k(value):
-    return "–" if value is None else f"{value / 1000:,.1f}k"
-
-
-def _ratio(a, b):
-    return "–" if a is None or b is None else f"{a / b:.2f}"
-
-
-def table(rows):
-    lines = [
-        "| machine | cell | | ours tok/s | Keras tok/s | PyTorch tok/s | ours ÷ Keras "
-        "| ours ÷ PyTorch |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
+def _summary_text(rows):
+    header = ["<machine", "<cell", "<", "ours tok/s", "Keras tok/s", "PyTorch tok/s"]
+    header += ["ours ÷ Keras", "ours ÷ PyTorch"]
+    body = [
+        [where, cell, what, _k(o), _k(k), _k(t), f"**{_ratio(o, k)}**", _ratio(o, t)]
+        for where, cell, what, o, k, t in rows
     ]
-    for where, cell, what, ours, keras, torch in rows:
-        lines.append(
-            f"| {where} | {cell} | {what} | {_k(ours)} | {_k(keras)} | {_k(torch)} "
-            f"| **{_ratio(ours, keras)}** | {_ratio(ours, torch)} |"
-        )
-    return "\n".join(lines)
+    return _table(header, body)
 
 
-def svg(rows):
-    """Horizontal bars, one group per row: ours and PyTorch as a multiple of Keras."""
-    bar, gap, left, width = 11, 10, 210, 420
-    top = 40
-    scale = width / max(
-        max(o / k, (t or 0) / k) for _, _, _, o, k, t in rows if o is not None and k is not None
+def _summary_data(rows):
+    out = []
+    for where, cell, what, o, k, t in rows:
+        label = f"{where} | {cell} | {what}"
+        out.append((label, "ours ÷ Keras", o / k, f"**{_ratio(o, k)}**"))
+        if t is not None:
+            out.append((label, "PyTorch ÷ Keras", t / k, _k(t)))
+    return out
+
+
+def _cpu_rows():
+    """The CPU section: batch 32 and 128 from three processes per backend, batch 1
+    from one."""
+    rows = []
+    sources = (
+        ("rnn_throughput_cpu_amd_run9_b32.json", "b32_t100_128to256"),
+        ("rnn_throughput_cpu_amd_run9_b128.json", "b128_t50_512to512"),
+        ("rnn_throughput_cpu_amd_run9_b128_b1.json", "b1_t1000_128to256"),
     )
-    height = top + len(rows) * (2 * bar + gap) + 40
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 70}" '
-        f'height="{height}" font-family="sans-serif" font-size="11">',
-        f'<text x="{left}" y="16" font-size="13">tokens/s as a multiple of Keras\'s layer '
-        "(batch 32 x 100, 128 → 256)</text>",
-        f'<rect x="{left}" y="22" width="10" height="10" fill="#1f77b4"/>'
-        f'<text x="{left + 14}" y="31">ours</text>',
-        f'<rect x="{left + 60}" y="22" width="10" height="10" fill="#ff7f0e"/>'
-        f'<text x="{left + 74}" y="31">PyTorch</text>',
+    for name, config in sources:
+        results = _load(name)
+        for cell in ("LSTM", "GRU", "GRU_reset_before", "Elman"):
+            for backend in ("tensorflow", "jax"):
+                get = {m: _find(results, cell, m, config, backend) for m in
+                       ("ours", "ours_generic", "keras")}  # fmt: skip
+                row = {"config": config, "cell": cell, "backend": backend}
+                for key in ("train", "infer"):
+                    row[key] = [get[m][f"{key}_tok_s"] for m in ("ours", "ours_generic", "keras")]
+                    ratios = get["ours"].get(f"{key}_vs_keras")
+                    row[key + "_ratio"] = (
+                        (statistics.median(ratios), min(ratios), max(ratios))
+                        if ratios
+                        else (row[key][0] / row[key][2], None, None)
+                    )
+                rows.append(row)
+    return rows
+
+
+def _ratio_text(ratio):
+    median, low, high = ratio
+    text = f"**{median:.2f}**"
+    return text if low is None else f"{text} ({low:.2f}-{high:.2f})"
+
+
+def _cpu_label(row):
+    return (
+        f"{CONFIG_NAMES[row['config']]} | {CELL_NAMES.get(row['cell'], row['cell'])} "
+        f"| {BACKENDS[row['backend']]}"
+    )
+
+
+def _cpu_text(rows):
+    header = ["<config", "<cell", "<backend", "train tok/s ours / generic / Keras"]
+    header += ["ours ÷ Keras", "infer tok/s ours / generic / Keras", "ours ÷ Keras"]
+    body = []
+    for row in rows:
+        body.append([
+            *_cpu_label(row).split(" | "),
+            " / ".join(_k(v) for v in row["train"]), _ratio_text(row["train_ratio"]),
+            " / ".join(_k(v) for v in row["infer"]), _ratio_text(row["infer_ratio"]),
+        ])  # fmt: skip
+    return _table(header, body)
+
+
+def _cpu_data(rows):
+    return [
+        (_cpu_label(row), what, row[key][0], f"**{row[key][0]:.2f}**")
+        for row in rows
+        for key, what in (("train_ratio", "training"), ("infer_ratio", "inference"))
     ]
-    y = top
-    for where, cell, what, ours, keras, torch in rows:
-        out.append(f'<text x="{left - 6}" y="{y + bar + 4}" text-anchor="end">'
-                   f"{where}, {cell}, {what}</text>")  # fmt: skip
-        for value, color, dy in ((ours, "#1f77b4", 0), (torch, "#ff7f0e", bar)):
-            if value is None or keras is None:
+
+
+GPU_CONFIGS = (
+    ("b32_t100_128to256", "b32 x 100"),
+    ("b32_t100_128to256+mask", "b32 x 100 +mask"),
+    ("b128_t50_512to512", "b128 x 50"),
+    ("b128_t50_512to512+mask", "b128 x 50 +mask"),
+)
+
+
+def _gpu_rows():
+    results = _load(GPU_FILE)
+    rows = []
+    for config, label in GPU_CONFIGS:
+        for cell in ("LSTM", "GRU"):
+            jit = config + "+jit"
+
+            def get(model, key, cfg=jit, cell=cell):
+                r = _find(results, cell, model, cfg)
+                return None if r is None else r[key]
+
+            row = {"label": f"{label} | {cell}", "cell": cell}
+            row["train"] = [get(m, "train_tok_s") for m in ("ours", "ours_hoist", "keras")]
+            row["train"].append(get("torch_cuda", "train_tok_s", config))
+            row["infer"] = [
+                get(m, "infer_tok_s")
+                for m in ("ours", "ours_fused_infer", "ours_hoist", "ours_cudnn_infer", "keras")
+            ]
+            row["infer"].append(get("torch_cuda", "infer_tok_s", config))
+            # The defaults chosen from this run: cuDNN for LSTM training, else hoisted.
+            row["now_train"] = row["train"][0] if cell == "LSTM" else row["train"][1]
+            row["now_infer"] = row["infer"][2]
+            rows.append(row)
+    return rows
+
+
+def _gpu_text(rows):
+    header = ["<config", "<cell", "train tok/s ours (before)", "hoisted", "Keras", "torch.nn"]
+    header += ["**now ÷ Keras**", "**now ÷ torch**", "infer tok/s ours (before)"]
+    header += ["fused infer", "hoisted", "cuDNN", "Keras", "torch.nn", "**now ÷ Keras**"]
+    body = []
+    for row in rows:
+        train, infer = row["train"], row["infer"]
+        body.append([
+            *row["label"].split(" | "),
+            *(_k(v, 0) if v else "" for v in train),
+            f"**{_ratio(row['now_train'], train[2])}**",
+            f"**{_ratio(row['now_train'], train[3])}**",
+            *(_k(v, 0) if v else "" for v in infer),
+            f"**{_ratio(row['now_infer'], infer[4])}**",
+        ])  # fmt: skip
+    return _table(header, body)
+
+
+def _gpu_data(rows):
+    out = []
+    for row in rows:
+        train, infer = row["train"], row["infer"]
+        for series, a, b in (
+            ("training ÷ Keras", row["now_train"], train[2]),
+            ("training ÷ torch.nn", row["now_train"], train[3]),
+            ("inference ÷ Keras", row["now_infer"], infer[4]),
+        ):
+            out.append((row["label"], series, a / b, f"**{_ratio(a, b)}**"))
+    return out
+
+
+KERAS_CALL_COLUMNS = (
+    ("jax", "LSTM"), ("jax", "GRU"), ("torch", "LSTM"), ("torch", "GRU"), ("torch", "Elman"),
+)  # fmt: skip
+
+
+def _keras_call_rows():
+    results = _load("rnn_throughput_gpu_h100_keras_call.json")
+    rows = []
+    for config, label in GPU_CONFIGS:
+        cells = []
+        for backend, cell in KERAS_CALL_COLUMNS:
+            ours = _find(results, cell, "ours", config, backend)
+            keras = _find(results, cell, "keras", config, backend)
+            cells.append(tuple(ours[k] / keras[k] for k in ("train_tok_s", "infer_tok_s")))
+        rows.append((label, cells))
+    return rows
+
+
+def _keras_call_text(rows):
+    header = ["<config"] + [f"{'JAX' if b == 'jax' else 'torch'} {c}" for b, c in
+                            KERAS_CALL_COLUMNS]  # fmt: skip
+    body = [[label] + [f"{t:.2f} / {i:.2f}" for t, i in cells] for label, cells in rows]
+    return _table(header, body)
+
+
+def _keras_call_data(rows):
+    out = []
+    for label, cells in rows:
+        for (backend, cell), (train, infer) in zip(KERAS_CALL_COLUMNS, cells):
+            name = f"{'JAX' if backend == 'jax' else 'torch'} {cell}"
+            out.append((label, f"{name} training", train, f"{train:.2f} /"))
+            out.append((label, f"{name} inference", infer, f"/ {infer:.2f}"))
+    return out
+
+
+def _drop_in_rows():
+    results = _load("drop_in_throughput_cpu.json")
+    rows = []
+    for cell in ("LSTM", "GRU"):
+        for backend in ("tensorflow", "jax"):
+            get = {m: _find(results, cell, m, "b32_t50_64to128+drop-in", backend)
+                   for m in ("ours", "ours_generic", "keras")}  # fmt: skip
+            row = {"label": f"{cell} | {'TensorFlow' if backend == 'tensorflow' else 'JAX'}"}
+            for key in ("train", "infer"):
+                row[key] = [get[m][f"{key}_tok_s"] for m in ("ours", "ours_generic", "keras")]
+                ratios = get["ours"][f"{key}_vs_keras"]
+                row[key + "_ratio"] = (statistics.median(ratios), min(ratios), max(ratios))
+            rows.append(row)
+    return rows
+
+
+def _drop_in_text(rows):
+    header = ["<cell", "<backend", "train tok/s ours", "generic", "Keras", "train ours/Keras"]
+    header += ["infer tok/s ours", "generic", "Keras", "infer ours/Keras"]
+    body = []
+    for row in rows:
+        body.append([
+            *row["label"].split(" | "),
+            *(f"{v:.0f}" for v in row["train"]), _ratio_text(row["train_ratio"]),
+            *(f"{v:.0f}" for v in row["infer"]), _ratio_text(row["infer_ratio"]),
+        ])  # fmt: skip
+    return _table(header, body)
+
+
+def _drop_in_data(rows):
+    out = []
+    for row in rows:
+        for key, what in (("train_ratio", "training"), ("infer_ratio", "inference")):
+            median, low, high = row[key]
+            out.append((row["label"], what, median, _ratio_text(row[key])))
+            out.append((row["label"], what + " low", low, f"({low:.2f}-"))
+            out.append((row["label"], what + " high", high, f"-{high:.2f})"))
+    return out
+
+
+def _bidirectional_rows():
+    return _load("bidirectional_tf.json")
+
+
+def _bidirectional_text(rows):
+    header = ["<cell", "train ours / kw / kl (ms)", "train ratio vs kw / kl"]
+    header += ["forward ours / kw / kl (ms)", "forward ratio vs kw / kl"]
+    body = []
+    for r in rows:
+        line = [r["cell"]]
+        for key in ("train", "forward"):
+            line.append(" / ".join(f"{r[f'{m}_{key}_ms']:.1f}" for m in
+                                   ("ours", "keras_wrapper", "keras_layer")))  # fmt: skip
+            line.append(f"{r[f'ratio_{key}_ours_over_keras_wrapper']:.2f} / "
+                        f"{r[f'ratio_{key}_ours_over_keras_layer']:.2f}")  # fmt: skip
+        body.append(line)
+    return _table(header, body)
+
+
+def _bidirectional_data(rows):
+    names = {"ours": "ours", "keras_wrapper": "kw", "keras_layer": "kl"}
+    return [
+        (r["cell"], f"{key} {names[m]}", r[f"{m}_{key}_ms"], f"{r[f'{m}_{key}_ms']:.1f}")
+        for r in rows
+        for key in ("train", "forward")
+        for m in names
+    ]
+
+
+XLA_VARIANTS = ("greedy", "greedy+xla", "beam5", "beam5+xla")
+
+
+def _xla_rows():
+    data = _file("translation_xla_tf_cpu.json")
+    rows = []
+    for setting, label in (("per_sentence", "per sentence"), ("batched", "batched (64)")):
+        values = [data["results"][setting][v]["median_ms_per_sentence"] for v in XLA_VARIANTS]
+        rows.append((label, values))
+    return rows
+
+
+def _xla_text(rows):
+    header = ["<setting", "greedy", "greedy + XLA", "beam 5", "beam 5 + XLA"]
+    return _table(header, [[label] + [f"{v:.1f}" for v in values] for label, values in rows])
+
+
+def _xla_data(rows):
+    return [
+        (label, variant, value, f"{value:.1f}")
+        for label, values in rows
+        for variant, value in zip(XLA_VARIANTS, values)
+    ]
+
+
+def _generate_rows():
+    tf, jax = _file("generate_cost_tf_cpu.json"), _file("generate_cost_jax_cpu.json")
+    calls = len(tf["seconds"]["baseline"])
+    rows = [("TensorFlow", f"{calls}, median", tf["median_seconds"]["baseline"],
+             tf["median_seconds"]["incremental"])]  # fmt: skip
+    for i, label in enumerate(("1st call (compiles)", "2nd call")):
+        rows.append(("JAX", label, jax["seconds"]["baseline"][i], jax["seconds"]["incremental"][i]))
+    return rows
+
+
+def _generate_text(rows):
+    header = ["<backend", "<calls", "whole text each word (before)"]
+    header += ["prompt once, states carried (now)", "speed-up"]
+    body = [[b, c, f"{x:.2f} s", f"{y:.2f} s", f"{x / y:.1f}x"] for b, c, x, y in rows]
+    return _table(header, body)
+
+
+def _generate_data(rows):
+    out = []
+    for backend, calls, before, now in rows:
+        out.append((f"{backend} | {calls}", "before", before, f"{before:.2f} s"))
+        out.append((f"{backend} | {calls}", "now", now, f"{now:.2f} s"))
+    return out
+
+
+TABLES = {
+    "summary": (summary_rows, _summary_text, _summary_data),
+    "cpu": (_cpu_rows, _cpu_text, _cpu_data),
+    "gpu_jit": (_gpu_rows, _gpu_text, _gpu_data),
+    "gpu_keras_call": (_keras_call_rows, _keras_call_text, _keras_call_data),
+    "bidirectional": (_bidirectional_rows, _bidirectional_text, _bidirectional_data),
+    "translation_xla": (_xla_rows, _xla_text, _xla_data),
+    "generate": (_generate_rows, _generate_text, _generate_data),
+    "drop_in": (_drop_in_rows, _drop_in_text, _drop_in_data),
+}
+TITLES = {
+    "summary": "tokens/s as a multiple of Keras's layer (batch 32 x 100, 128 → 256)",
+    "cpu": "CPU: the package's layer ÷ Keras's, tokens/s (log scale)",
+    "gpu_jit": "H100, compiled layers: the package's defaults ÷ the peer, tokens/s",
+    "gpu_keras_call": "H100 through Keras's calls: ours ÷ Keras's layer, tokens/s (log scale)",
+    "bidirectional": "Masked Bidirectional, TensorFlow: ms per batch",
+    "translation_xla": "multi30k-en-de decoding: ms per sentence (median)",
+    "generate": "seqmodels generate, 30 words: seconds (log scale)",
+    "drop_in": "Drop-in layers ÷ Keras's, tokens/s (median, range over processes)",
+}
+LOG_SCALE = {"cpu", "gpu_keras_call", "generate"}
+RATIO_PLOTS = {"summary", "cpu", "gpu_jit", "gpu_keras_call", "drop_in"}
+
+
+def table(name):
+    rows, text, _ = TABLES[name]
+    return text(rows())
+
+
+def plot_data(name):
+    """``[(row label, series, value, as the table shows it)]``: what the plot draws."""
+    rows, _, data = TABLES[name]
+    return data(rows())
+
+
+def draw(name, path):
+    """One horizontal bar chart of ``plot_data(name)``: a group of bars per row."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    data = [d for d in plot_data(name) if not d[1].endswith((" low", " high"))]
+    labels = list(dict.fromkeys(d[0].replace(" | ", ", ") for d in data))
+    series = list(dict.fromkeys(d[1] for d in data))
+    spread = {(d[0], d[1][: -len(" low")]): d[2] for d in plot_data(name) if d[1].endswith(" low")}
+    spread_high = {
+        (d[0], d[1][: -len(" high")]): d[2] for d in plot_data(name) if d[1].endswith(" high")
+    }
+    height = 1.0 + 0.22 * len(labels) * max(1, len(series)) ** 0.6
+    fig = Figure(figsize=(7.5, height), dpi=80)
+    ax = fig.add_subplot()
+    bar = 0.8 / len(series)
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+    for s, serie in enumerate(series):
+        ys, xs, err = [], [], [[], []]
+        for label_raw, name_, value, _ in data:
+            if name_ != serie:
                 continue
-            ratio = value / keras
-            out.append(f'<rect x="{left}" y="{y + dy}" width="{ratio * scale:.1f}" '
-                       f'height="{bar - 1}" fill="{color}"/>')  # fmt: skip
-            out.append(f'<text x="{left + ratio * scale + 3:.1f}" y="{y + dy + bar - 2}">'
-                       f"{ratio:.2f}</text>")  # fmt: skip
-        y += 2 * bar + gap
-    out.append(f'<line x1="{left + scale:.1f}" y1="{top - 4}" x2="{left + scale:.1f}" '
-               f'y2="{y}" stroke="black" stroke-dasharray="3,3"/>')  # fmt: skip
-    out.append(f'<text x="{left + scale:.1f}" y="{y + 14}" text-anchor="middle">'
-               "Keras = 1</text>")  # fmt: skip
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+            y = labels.index(label_raw.replace(" | ", ", "))
+            ys.append(y + (s - (len(series) - 1) / 2) * bar)
+            xs.append(value)
+            low, high = spread.get((label_raw, serie)), spread_high.get((label_raw, serie))
+            err[0].append(0 if low is None else value - low)
+            err[1].append(0 if high is None else high - value)
+        kwargs = {"xerr": err, "capsize": 2} if spread else {}
+        ax.barh(ys, xs, height=bar, color=colors[s % len(colors)], label=serie, **kwargs)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.invert_yaxis()
+    if name in LOG_SCALE:
+        ax.set_xscale("log")
+        low, high = ax.get_xlim()
+        ticks = [t for t in (0.5, 1, 2, 5, 10, 20, 50, 100) if low <= t <= high]
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.minorticks_off()
+    if name in RATIO_PLOTS:
+        ax.axvline(1.0, color="black", linestyle="--", linewidth=0.8)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_title(TITLES[name], fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Software": None})
 
 
-def documented_table():
-    with open(DOC, encoding="utf-8") as f:
-        text = f.read()
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    return text[start:end].strip()
+def markers(name):
+    return (
+        f"<!-- table {name}: python tools/benchmark_plots.py -->",
+        f"<!-- end of table {name} -->",
+    )
+
+
+def plot_path(name):
+    return os.path.join(PLOTS, f"{name}.png")
+
+
+def documented_table(name, text=None):
+    if text is None:
+        with open(DOC, encoding="utf-8") as f:
+            text = f.read()
+    begin, end = markers(name)
+    return text[text.index(begin) + len(begin) : text.index(end)].strip()
+
+
+def documented_rows(name):
+    """The page's table ``name`` as ``{row label: row text}`` (label: the first
+    columns, as ``plot_data`` names them)."""
+    lines = documented_table(name).split("\n")[2:]
+    return [line.strip().strip("|").strip() for line in lines]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare, write nothing")
     args = parser.parse_args(argv)
-    rows = summary_rows()
+    with open(DOC, encoding="utf-8") as f:
+        text = f.read()
+    new = text
+    for name in TABLES:
+        begin, end = markers(name)
+        start, stop = new.index(begin) + len(begin), new.index(end)
+        new = new[:start] + "\n" + table(name) + "\n" + new[stop:]
     if args.check:
-        with open(PLOT, encoding="utf-8") as f:
-            same_plot = f.read() == svg(rows)
-        same_table = documented_table() == table(rows)
-        if not (same_plot and same_table):
-            message = ("BENCHMARKS.md's summary or benchmarks/plots/summary.svg differ "
-                       "from the results files: run python tools/benchmark_plots.py")  # fmt: skip
-            print(message, file=sys.stderr)
+        missing = [n for n in TABLES if not os.path.exists(plot_path(n))]
+        if new != text or missing:
+            print("BENCHMARKS.md's tables or plots differ from the results files: "
+                  "run python tools/benchmark_plots.py", file=sys.stderr)  # fmt: skip
             return 1
         return 0
-    os.makedirs(os.path.dirname(PLOT), exist_ok=True)
-    with open(PLOT, "w", encoding="utf-8") as f:
-        f.write(svg(rows))
-    print(table(rows))
+    os.makedirs(PLOTS, exist_ok=True)
+    for name in TABLES:
+        draw(name, plot_path(name))
+    with open(DOC, "w", encoding="utf-8") as f:
+        f.write(new)
     return 0
 
 
