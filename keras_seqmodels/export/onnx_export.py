@@ -27,8 +27,8 @@ only Keras's own LSTM graph). Here the layers are read, not traced:
   (``onnx_steps``): exact for every mask, left padding and holes too.
 - the ``linear_rnn`` layers -> their gates as ``MatMul`` and elementwise
   ops and the linear recurrence as one ``Scan`` node over time
-  (``onnx_linear``; the one place a ``Scan`` is written); a masked
-  ``HawkBlock`` is refused, naming the layer.
+  (``onnx_linear``; the one place a ``Scan`` is written), alone or in a
+  ``Bidirectional`` (two ``Scan`` nodes).
 
 Around them: ``InputLayer``, ``Embedding`` and ``ReversibleEmbedding``
 (``Gather``; the reverse call a ``MatMul`` by the transposed matrix),
@@ -79,7 +79,11 @@ from keras_seqmodels.export.onnx_layers import (
     _convert_merge,
     _convert_reshape,
 )
-from keras_seqmodels.export.onnx_linear import _convert_linear, _is_linear
+from keras_seqmodels.export.onnx_linear import (
+    _convert_linear,
+    _convert_linear_bidirectional,
+    _is_linear,
+)
 from keras_seqmodels.export.onnx_ops import _convert_op
 from keras_seqmodels.export.onnx_recurrent import _convert_bidirectional, _convert_recurrent
 from keras_seqmodels.utils.loading import load_model_file
@@ -136,10 +140,8 @@ def _convert_layer(g, layer, args, kwargs, recorded=False):
         if _is_linear(layer):
             return _convert_linear(g, layer, x, states, masked)
         if isinstance(layer, bidirectional):
-            inner = getattr(layer, "forward_layer", None)
-            if _is_linear(inner):
-                raise _unsupported(layer, f"Bidirectional over {type(inner).__name__} is not "
-                                   "mapped (the layer alone is)")  # fmt: skip
+            if _is_linear(getattr(layer, "forward_layer", None)):
+                return _convert_linear_bidirectional(g, layer, x, states, masked)
             return _convert_bidirectional(g, layer, x, states, masked)
         return _convert_recurrent(g, layer, x, states, masked)
     kind = type(layer)

@@ -11,9 +11,13 @@ the recurrence one ONNX ``Scan`` node over time whose body is ``Mul`` and
 ``Add``. A Keras mask sets ``a = 1, b = 0`` on masked steps (``Where``), as
 the layer does, so the state is kept there and the outputs zeroed;
 ``go_backwards`` reverses the time axis first (``Slice`` with step -1);
-``initial_state`` (model inputs) and ``return_state`` are carried. Refused,
-naming the layer: a masked ``HawkBlock`` (its convolution skips masked
-steps), ``stateful=True``.
+``initial_state`` (model inputs) and ``return_state`` are carried. A masked
+``HawkBlock``'s convolution skips the masked steps, as the layer's does
+(``TopK`` as an argsort, ``GatherElements``). The package's
+``Bidirectional`` and Keras's over these layers become two such graphs,
+the backward one reading each row's real steps last first
+(``_convert_linear_bidirectional``). Refused, naming the layer:
+``stateful=True``.
 """
 
 import numpy as np
@@ -96,10 +100,11 @@ def _gelu_tanh(g, x, hint):
     return g.op("Mul", [g.op("Mul", [x, g.const(0.5, "half_f")], hint), one_plus], hint)
 
 
-def _hawk_coefficients(g, layer, x, extra):
+def _hawk_coefficients(g, layer, x, extra, mask=None):
     """HawkBlock: the GELU gate branch, the causal convolution (shifted
-    ``Slice`` s of the buffer and the inputs) and RGLRU's ``a``, ``b`` on its
-    output; returns ``(a,), (b,), gate, [new buffer]``."""
+    ``Slice`` s of the buffer and the inputs; with a mask, reading the last
+    real steps, ``_masked_conv``) and RGLRU's ``a``, ``b`` on its output;
+    returns ``(a,), (b,), gate, [new buffer]``."""
     hint = layer.name
     gate = _gelu_tanh(g, _affine(g, layer, x, "linear_y"), hint)
     xs = _affine(g, layer, x, "linear_x")
@@ -120,6 +125,10 @@ def _hawk_coefficients(g, layer, x, extra):
             buffer = g.op("Concat", [zeros] * (k - 1), hint, axis=1)
         full = g.op("Concat", [buffer, xs], hint, axis=1)
         big = np.iinfo(np.int64).max
+        if mask is not None:
+            v, new_buffer = _masked_conv(g, layer, full, mask, kernel, conv_bias)
+            a, b = _rglru_coefficients(g, layer, v)
+            return (a,), (b,), gate, [new_buffer] if layer.return_state else []
         v = conv_bias
         for i in range(k):
             stop = i - (k - 1)
@@ -137,6 +146,91 @@ def _hawk_coefficients(g, layer, x, extra):
     return (a,), (b,), gate, new_extra
 
 
+def _masked_conv(g, layer, full, mask, kernel, conv_bias):
+    """The causal convolution under a mask, as ``causal_conv1d`` computes it:
+    the real steps of ``full`` (the buffer, all real, then the inputs) moved
+    to the front in their order (``TopK`` of their positions, smallest
+    first: an argsort), and each step's ``K`` taps gathered by the count of
+    real steps up to it (``CumSum``, ``GatherElements``); the new buffer is
+    the last ``K - 1`` real steps. Returns ``(v, new_buffer)``."""
+    hint = f"{layer.name}/conv"
+    k = layer.conv_width
+    steps = g.op("Cast", [mask], hint, to=7)  # int64 (batch, time)
+    ones = g.op("Add", [g.op("Mul", [g.op("Slice", [steps, g.ints([0], "zero_l"),
+                                                    g.ints([1], "one_l"),
+                                                    g.ints([1], "axis_time")], hint),
+                                      g.ints(0, "zero_i")], hint),
+                        g.ints(1, "one_i")], hint)  # fmt: skip
+    valid = g.op("Concat", [ones] * (k - 1) + [steps], hint, axis=1)  # (batch, K-1+T)
+    length = g.op("Gather", [g.op("Shape", [valid], hint), g.ints([1], "one_l")], hint)
+    position = g.op("Range", [g.ints(0, "zero_i"), g.op("Squeeze", [length], hint),
+                              g.ints(1, "one_i")], hint)  # fmt: skip
+    key = g.op("Where", [g.op("Cast", [valid], hint, to=9), position,
+                         g.op("Add", [position, length], hint)], hint)  # fmt: skip
+    _, order = g.op("TopK", [g.op("Cast", [key], hint, to=1), length], hint, outputs=2,
+                    axis=1, largest=0, sorted=1)  # fmt: skip
+    shape = g.op("Shape", [full], hint)
+
+    def gather(values, index):  # out[b, j] = values[b, index[b, j]]
+        wide = g.op("Unsqueeze", [index, g.ints([-1], "axes_last")], hint)
+        size = g.op("Concat", [g.op("Shape", [index], hint),
+                               g.op("Slice", [shape, g.ints([2], "two_l"), g.ints([3], "three_l")],
+                                    hint)], hint, axis=0)  # fmt: skip
+        return g.op("GatherElements", [values, g.op("Expand", [wide, size], hint)], hint, axis=1)
+
+    packed = gather(full, order)
+    count = g.op("CumSum", [valid, g.ints(1, "axis_one")], hint)
+    big = np.iinfo(np.int64).max
+    count = g.op("Slice", [count, g.ints([k - 1], "conv_start"), g.ints([big], "end"),
+                           g.ints([1], "axis_time")], hint)  # fmt: skip
+    v = conv_bias
+    for j in range(k):  # j real steps back from t
+        back = g.op("Sub", [count, g.ints(1 + j, f"int_{1 + j}")], hint)
+        index = g.op("Max", [back, g.ints(0, "zero_i")], hint)
+        term = g.op(
+            "Mul",
+            [gather(packed, index), g.const(kernel[k - 1 - j], f"{layer.name}/conv_k{k - 1 - j}")],
+            hint,
+        )
+        v = g.op("Add", [v, term], hint)  # fmt: skip
+    new_buffer = None
+    if layer.return_state:  # the last K - 1 real steps, oldest first
+        total = g.op("Slice", [count, g.ints([-1], "last_l"), g.ints([big], "end"),
+                               g.ints([1], "axis_time")], hint)  # fmt: skip
+        last = g.op("Add", [g.op("Sub", [total, g.ints(k - 1, f"int_{k - 1}")], hint),
+                            g.ints(np.arange(k - 1)[None], "buffer_range")], hint)  # fmt: skip
+        new_buffer = gather(packed, last)
+    return v, new_buffer
+
+
+def _sigmoid(g, z, hint):
+    """``sigmoid(z)`` to float32 precision relative to its value also for a
+    large negative ``z`` (onnxruntime's ``Sigmoid`` is exact only to
+    about 1e-7 absolute): ``e / (1 + e)`` below 0, ``1 / (1 + e)`` above,
+    ``e = exp(-|z|)``. RG-LRU's ``log a`` is proportional to it, and
+    ``sqrt(1 - a^2)`` of an ``a`` near 1 magnifies its relative error."""
+    e = g.op("Exp", [g.op("Neg", [g.op("Abs", [z], hint)], hint)], hint)
+    one = g.const(1.0, "one_f")
+    denominator = g.op("Add", [one, e], hint)
+    negative = g.op("Less", [z, g.const(0.0, "zero_f")], hint)
+    numerator = g.op("Where", [negative, e, one], hint)
+    return g.op("Div", [numerator, denominator], hint)
+
+
+def _expm1(g, x, hint):
+    """``exp(x) - 1`` for ``x <= 0`` to float32 precision near 0, where ``1 -
+    a^2`` of an ``a`` near 1 cancels (ONNX has no ``Expm1``): Kahan's ``(u -
+    1) x / log(u)`` with ``u = exp(x)``; ``x`` itself where ``u`` rounds to
+    1, ``u - 1`` below -1 (no cancellation there, and ``log(u)`` may be
+    ``-inf``)."""
+    u = g.op("Exp", [x], hint)
+    one = g.const(1.0, "one_f")
+    u_1 = g.op("Sub", [u, one], hint)
+    kahan = g.op("Div", [g.op("Mul", [u_1, x], hint), g.op("Log", [u], hint)], hint)
+    near = g.op("Where", [g.op("Equal", [u, one], hint), x, kahan], hint)
+    return g.op("Where", [g.op("Less", [x, g.const(-1.0, "minus_one_f")], hint), u_1, near], hint)
+
+
 def _rglru_coefficients(g, layer, x):
     """``a`` and ``b`` (batch, time, units) of RGLRU: ``log a = -c
     sigmoid(gate_a) softplus(a_param)``, ``b = sqrt(1 - a^2) sigmoid(gate_x) x``."""
@@ -151,11 +245,11 @@ def _rglru_coefficients(g, layer, x):
     # softplus on the layer's backend: a to the last bit (see LRU).
     softplus = keras.ops.convert_to_numpy(keras.ops.softplus(layer.a_param))
     scaled = g.op("Mul", [g.const(-layer.c, f"{hint}/minus_c"),
-                          g.op("Sigmoid", [affine("gate_a")], hint)], hint)  # fmt: skip
+                          _sigmoid(g, affine("gate_a"), hint)], hint)  # fmt: skip
     log_a = g.op("Mul", [scaled, g.const(softplus, f"{hint}/softplus_a")], hint)
     a = g.op("Exp", [log_a], hint)
-    a2 = g.op("Exp", [g.op("Add", [log_a, log_a], hint)], hint)
-    multiplier = g.op("Sqrt", [g.op("Sub", [g.const(1.0, "one_f"), a2], hint)], hint)
+    multiplier = g.op("Sqrt", [g.op("Neg", [_expm1(g, g.op("Add", [log_a, log_a], hint), hint)],
+                                    hint)], hint)  # fmt: skip
     gated = g.op("Mul", [g.op("Sigmoid", [affine("gate_x")], hint), x], hint)
     return a, g.op("Mul", [multiplier, gated], hint)
 
@@ -285,11 +379,8 @@ def _convert_linear(g, layer, x, states, masked):
     h_init = [s.name for s in states[:n]] if states else None
     context, new_extra = None, []
     if kind == "HawkBlock":
-        if mask is not None:
-            raise _unsupported(layer, "its causal convolution skips masked steps, which is "
-                               "not mapped: export it without a mask")  # fmt: skip
         extra = [s.name for s in states[n:]] if states else []
-        a, b, context, new_extra = _hawk_coefficients(g, layer, seq, extra)
+        a, b, context, new_extra = _hawk_coefficients(g, layer, seq, extra, mask)
     elif kind == "LRU":
         a, b = _lru_coefficients(g, layer, seq)
     elif kind == "SelectiveSSM":
@@ -354,7 +445,14 @@ def _convert_linear(g, layer, x, states, masked):
         picked = g.op("Mul", [ys, g.op("Unsqueeze", [pick, g.ints([-1], "axes_last")], hint)],
                       hint)  # fmt: skip
         out = g.op("ReduceSum", [picked, g.ints([1], "axes_time")], hint, keepdims=0)
-        output = _Tensor(g.op("Where", [_has_step(g, mask, hint), out, zero()], hint),
+        # A row without steps: the readout of zero states and context, as the
+        # layer gives (HawkBlock's: the bias of its output projection).
+        empty = (
+            g.weight(layer.linear_out_bias, f"{hint}/linear_out_bias")
+            if kind == "HawkBlock"
+            else zero()
+        )
+        output = _Tensor(g.op("Where", [_has_step(g, mask, hint), out, empty], hint),
                          (batch, units))  # fmt: skip
     if not layer.return_state:
         return output
@@ -367,3 +465,87 @@ def _has_step(g, mask, hint):
     steps = g.op("Cast", [mask], hint, to=1)
     count = g.op("ReduceSum", [steps, g.ints([1], "axes_time")], hint, keepdims=1)
     return g.op("Greater", [count, g.const(0.0, "zero_f")], hint)
+
+
+def _convert_linear_bidirectional(g, layer, x, states, masked):
+    """This package's ``Bidirectional`` or Keras's over a ``linear_rnn``
+    layer: the forward layer's graph on ``x`` and the backward layer's on the
+    reversed sequence, merged.
+
+    The package's wrapper reverses each row within its length (its real
+    steps, last first, then its padding: one ``ScatterElements`` to the
+    positions ``reversal_permutation`` computes) and reads the backward
+    outputs back at the same positions (``GatherElements``); Keras's runs
+    the backward layer with ``go_backwards=True`` and reverses its output
+    sequence. Outputs as the wrapper's: the merged output (or both with
+    ``merge_mode=None``), then the forward and the backward states."""
+    import keras
+
+    from keras_seqmodels.export.onnx_graph import _Mask
+    from keras_seqmodels.export.onnx_recurrent import _merge
+
+    fw, bw = layer.forward_layer, layer.backward_layer
+    hint = layer.name
+    states = list(states or [])
+    half = len(states) // 2
+    fw_init, bw_init = states[:half] or None, states[half:] or None
+    mask = x.mask_name if masked else None
+    forward = _convert_linear(g, fw, x, fw_init, masked)
+    if isinstance(layer, keras.layers.Bidirectional):  # go_backwards=True, output reversed
+        backward = _convert_linear(g, bw, x, bw_init, masked)
+        unreverse = lambda name: _reverse_time(g, name, hint)  # noqa: E731
+    elif mask is None:
+        reversed_x = _Tensor(_reverse_time(g, x.name, hint), x.shape, None, x.dtype)
+        backward = _convert_linear(g, bw, reversed_x, bw_init, False)
+        unreverse = lambda name: _reverse_time(g, name, hint)  # noqa: E731
+    else:
+        inverse, reversed_mask = _reversal(g, mask, hint)
+
+        def along_time(index, like):
+            wide = g.op("Unsqueeze", [index, g.ints([-1], "axes_last")], hint)
+            return g.op("Expand", [wide, g.op("Shape", [like], hint)], hint)
+
+        seq = x.name if x.dtype == "float32" else g.op("Cast", [x.name], hint, to=1)
+        moved = g.op("ScatterElements", [seq, along_time(inverse, seq), seq], hint, axis=1)
+        reversed_x = _Tensor(moved, x.shape, _Mask(lambda: reversed_mask))
+        backward = _convert_linear(g, bw, reversed_x, bw_init, True)
+
+        def unreverse(name):
+            return g.op("GatherElements", [name, along_time(inverse, name)], hint, axis=1)
+
+    def split(result):
+        return (result[0], list(result[1:])) if fw.return_state else (result, [])
+
+    (fw_out, fw_states), (bw_out, bw_states) = split(forward), split(backward)
+    if layer.return_sequences:
+        bw_out = _Tensor(unreverse(bw_out.name), fw_out.shape, x.mask if masked else None)
+    mode = {"ave": "mean", "mul": "product"}.get(layer.merge_mode, layer.merge_mode)
+    if mode is None:
+        outputs = [fw_out, bw_out]
+    else:
+        width = fw_out.shape[-1]
+        width = 2 * width if mode == "concat" and width is not None else width
+        merged = _merge(g, mode, fw_out.name, bw_out.name, hint)
+        outputs = [_Tensor(merged, fw_out.shape[:-1] + (width,), fw_out.mask)]
+    if not layer.return_state and len(outputs) == 1:
+        return outputs[0]
+    return outputs + fw_states + bw_states
+
+
+def _reversal(g, mask, hint):
+    """``reversal_permutation``'s ``inverse`` (int64, batch x time: the
+    position of step t in the row reversed within its length) and the
+    reversed rows' mask (``position < length``)."""
+    valid = g.op("Cast", [mask], hint, to=7)
+    length = g.op("ReduceSum", [valid, g.ints([1], "axes_time")], hint, keepdims=1)
+    one = g.ints(1, "one_i")
+    rank_valid = g.op("Sub", [g.op("CumSum", [valid, g.ints(1, "axis_one")], hint), one], hint)
+    padded = g.op("Sub", [one, valid], hint)
+    rank_pad = g.op("Sub", [g.op("CumSum", [padded, g.ints(1, "axis_one")], hint), one], hint)
+    inverse = g.op("Where", [mask, g.op("Sub", [g.op("Sub", [length, one], hint), rank_valid],
+                                         hint),
+                             g.op("Add", [length, rank_pad], hint)], hint)  # fmt: skip
+    position = g.op("Sub", [g.op("CumSum", [g.op("Add", [g.op("Mul", [valid, g.ints(0, "zero_i")],
+                                                                hint), one], hint),
+                                             g.ints(1, "axis_one")], hint), one], hint)  # fmt: skip
+    return inverse, g.op("Less", [position, length], hint)

@@ -12,8 +12,9 @@ ONNX: every layer (random weights) is written with ``to_onnx`` (a
 ``Scan`` node over time), pass ``onnx.checker``, and give
 ``model.predict``'s outputs in onnxruntime at a dynamic batch and length,
 with right padding and a row without steps masked, ``go_backwards``,
-``return_state`` and an ``initial_state`` input (HawkBlock without a mask:
-with one it is refused in one line naming the layer).
+``return_state`` and an ``initial_state`` input; the package's
+``Bidirectional`` and Keras's over them (two ``Scan`` nodes), with masks
+that pad on the right, on the left and in the middle.
 
 Tolerance ``atol=1e-5, rtol=1e-5`` (float32; measured differences up to
 1e-6).
@@ -149,8 +150,7 @@ def _onnx_model(name, case, masked):
 def test_onnx_matches_predict(name, case, tmp_path):
     onnx = pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
-    # HawkBlock's convolution over masked steps is not mapped (refused below).
-    model = _onnx_model(name, case, masked=name != "HawkBlock")
+    model = _onnx_model(name, case, masked=True)
     rng = np.random.default_rng(1)
     for w in model.weights:
         w.assign(rng.normal(size=w.shape).astype("float32") * 0.8)
@@ -179,17 +179,77 @@ def test_onnx_matches_predict(name, case, tmp_path):
         np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
 
 
-def test_onnx_refuses_a_masked_hawk_block(tmp_path):
-    model = keras.Sequential(
-        [keras.Input((T, F)), keras.layers.Masking(0.0), LAYERS["HawkBlock"](name="lin")]
-    )
-    with pytest.raises(ValueError) as info:
-        export.to_onnx(model, os.path.join(tmp_path, "model.onnx"))
-    message = str(info.value)
-    assert message.startswith("to_onnx: layer HawkBlock 'lin' cannot be written as ONNX"), message
-    assert "mask" in message and "to_litert" in message and "SavedModel" in message
-    assert "\n" not in message
-    assert not os.path.exists(os.path.join(tmp_path, "model.onnx"))
+def _check_onnx(model, feeds, expected, scans):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    path = export.to_onnx(model, os.path.join(feeds.pop("_dir"), "model.onnx"))
+    proto = onnx.load(path)
+    onnx.checker.check_model(proto, full_check=True)
+    assert [n.op_type for n in proto.graph.node].count("Scan") == scans
+    used = {name for n in proto.graph.node for name in n.input}
+    assert all(i.name in used for i in proto.graph.initializer)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    got = session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
+
+
+def _padded_batch(length=9, seed=2):
+    """Right padding, a hole and left padding, a row without steps."""
+    x = _inputs(4, length=length, seed=seed)
+    x[0, 6:] = 0.0
+    x[1, 2] = 0.0
+    x[1, :1] = 0.0
+    x[3] = 0.0
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_onnx_bidirectional_matches_predict(name, tmp_path):
+    # The package's Bidirectional (each row reversed within its length).
+    x = keras.Input((None, F), name="x")
+    bi = ks.layers.Bidirectional(LAYERS[name](return_sequences=True))
+    model = keras.Model(x, bi(keras.layers.Masking(0.0)(x)))
+    rng = np.random.default_rng(1)
+    for w in model.weights:
+        w.assign(rng.normal(size=w.shape).astype("float32") * 0.8)
+    data = _padded_batch()
+    expected = [model.predict(data, verbose=0)]
+    _check_onnx(model, {"x": data, "_dir": tmp_path}, expected, scans=2)
+
+
+@pytest.mark.parametrize("wrapper", ["package", "keras"])
+@pytest.mark.parametrize("name", ["HawkBlock", "LRU"])
+def test_onnx_bidirectional_states_and_last_outputs(name, wrapper, tmp_path):
+    # The last outputs and initial states as model inputs under a mask;
+    # return_state and merge_mode=None with the package's wrapper (Keras's
+    # takes neither over these layers: its compute_output_shape wants a
+    # tuple of shapes), "sum" with Keras's.
+    x = keras.Input((None, F), name="x")
+    layer = LAYERS[name](return_state=wrapper == "package")
+    layer.build((None, None, F))
+    if wrapper == "package":
+        bi = ks.layers.Bidirectional(layer, merge_mode=None)
+    else:
+        bi = keras.layers.Bidirectional(layer, merge_mode="sum")
+    shapes = layer.state_shapes() * 2
+    h0 = [keras.Input(s, name=f"h0_{i}") for i, s in enumerate(shapes)]
+    masked = keras.layers.Masking(0.0)(x)
+    outputs = bi(masked, initial_state=h0, mask=masked._keras_mask)
+    model = keras.Model([x, *h0], outputs)
+    rng = np.random.default_rng(3)
+    for w in model.weights:
+        w.assign(rng.normal(size=w.shape).astype("float32") * 0.8)
+    data = _padded_batch(seed=4)
+    data[3, :4] = 1.0  # every row has a step: Keras's wrapper keeps h0 on none
+    feeds = {"x": data}
+    for i, s in enumerate(shapes):
+        feeds[f"h0_{i}"] = rng.normal(size=(4,) + tuple(s)).astype("float32")
+    expected = model.predict(feeds, verbose=0)
+    expected = expected if isinstance(expected, list) else [expected]
+    assert len(expected) == (2 + len(shapes) if wrapper == "package" else 1)
+    _check_onnx(model, {**feeds, "_dir": tmp_path}, expected, scans=2)
 
 
 @pytest.mark.parametrize("name", ["LRU", "HawkBlock", "SelectiveSSM"])
