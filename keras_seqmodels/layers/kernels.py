@@ -159,15 +159,18 @@ class LibraryKernel:
     A mask with holes goes to another kernel: decided here when the mask's
     values are known; on TensorFlow inside a traced function, by ``tf.cond``
     between the library and the fused loop (``fallback``) at run time.
-    ``cudnn_inference``: let the JAX LSTM take cuDNN in inference too (off by
-    default, see ``backend_rnn.kind``; benchmarks time that choice)."""
+    ``cudnn_training`` / ``cudnn_inference``: let the JAX LSTM take cuDNN in
+    training / in inference (both off by default: ``fit`` and ``evaluate``
+    then run the same fused loop; see ``backend_rnn``; benchmarks and the
+    GPU check time and compare that choice)."""
 
-    def __init__(self, fallback, cudnn_inference=False):
+    def __init__(self, fallback, cudnn_inference=False, cudnn_training=False):
         self.fallback = fallback
         self.cudnn_inference = cudnn_inference
+        self.cudnn_training = cudnn_training
 
     def plan(self, layer, call):
-        name = library_rnn.kind(layer, call.training, self.cudnn_inference)
+        name = library_rnn.kind(layer, call.training, self.cudnn_inference, self.cudnn_training)
         if name is None:
             return None
         mask, fallback = call.mask, None
@@ -509,24 +512,26 @@ def _select(m, new, old):
 # The registry -----------------------------------------------------------------
 
 
-def registry(fused=None, cudnn_inference=False):
+def registry(fused=None, cudnn_inference=False, cudnn_training=False):
     """The kernels in the order ``Recurrent`` tries them: the backend
     library's, the fused loops (with ``fused``, a ``FusedTuning``), the
     generic loop."""
     fused_kernel = FusedKernel(fused)
-    return (LibraryKernel(fused_kernel, cudnn_inference), fused_kernel, GenericKernel())
+    library = LibraryKernel(fused_kernel, cudnn_inference, cudnn_training)
+    return (library, fused_kernel, GenericKernel())
 
 
 KERNELS = registry()
 
 
-def tune(layer, cudnn_inference=False, **fused):
+def tune(layer, cudnn_inference=False, cudnn_training=False, **fused):
     """Give ``layer`` its own kernels: the fused loop with ``fused``
     (``FusedTuning`` fields changed from the defaults) and the JAX LSTM on
-    cuDNN in inference with ``cudnn_inference``. For tests and benchmarks
-    that check or time one choice against another."""
+    cuDNN in inference with ``cudnn_inference``, in training with
+    ``cudnn_training``. For tests and benchmarks that check or time one
+    choice against another."""
     tuning = dataclasses.replace(FusedTuning(), **fused)
-    layer._kernels = registry(tuning, cudnn_inference)
+    layer._kernels = registry(tuning, cudnn_inference, cudnn_training)
     return layer
 
 

@@ -22,7 +22,7 @@ from keras import ops
 from recurrent_grads import exact_tanh, np_, value_and_grads
 
 import keras_seqmodels as ks
-from keras_seqmodels.layers import backend_rnn
+from keras_seqmodels.layers import backend_rnn, kernels
 
 BACKEND = keras.backend.backend()
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -93,8 +93,9 @@ HOLES = PADDED.copy()
 HOLES[0, 2] = False  # a masked step before unmasked ones
 
 
-def make_pair(kind, dtype, seed=0, cell_kw=None, **layer_kw):
-    """A layer taking the library kernel and a generic one, same weights."""
+def make_pair(kind, dtype, seed=0, cell_kw=None, cudnn_training=False, **layer_kw):
+    """A layer taking the library kernel and a generic one, same weights
+    (``cudnn_training``: the first takes JAX's cuDNN LSTM in training)."""
     layers = []
     for fused in (True, False):
         kw = dict(cell_kw or {})
@@ -109,6 +110,8 @@ def make_pair(kind, dtype, seed=0, cell_kw=None, **layer_kw):
         layer = ks.layers.Recurrent(cell, fused=fused, dtype=dtype, **layer_kw)
         layer.build((None, 7, 3))
         layers.append(layer)
+    if cudnn_training:
+        kernels.tune(layers[0], cudnn_training=True)
     rng = np.random.default_rng(seed)
     values = [rng.uniform(-0.7, 0.7, w.shape) for w in layers[0].weights]
     for layer in layers:
@@ -178,7 +181,7 @@ CASES = [
 MASKS = {None: None, "padded": PADDED, "holes": HOLES}
 
 
-def assert_case_equal(kind, dtype, atol, case, rtol=0.0):
+def assert_case_equal(kind, dtype, atol, case, rtol=0.0, **kw):
     """``assert_pair_equal`` for one of ``CASES``, with ``return_state``."""
     mask, go_backwards, zero_output, return_sequences = case
     assert_pair_equal(
@@ -191,6 +194,7 @@ def assert_case_equal(kind, dtype, atol, case, rtol=0.0):
         return_sequences=return_sequences,
         go_backwards=go_backwards,
         zero_output_for_mask=zero_output,
+        **kw,
     )
 
 
@@ -269,9 +273,13 @@ def test_jax_kind():
         assert kind(ks.cells.LSTMCell(3, recurrent_dropout=0.5), training=False) == "lstm"
     assert not backend_rnn._JAX_REFERENCE  # the context undoes its switch
     on_gpu = jax.default_backend() == "gpu"
-    assert kind(ks.cells.LSTMCell(3), training=True) == ("lstm" if on_gpu else None)
-    # In inference the runner's own loop measured faster than cuDNN.
+    # cuDNN only when asked for: by default training and inference run the
+    # same fused loop (tests/layers/test_library_kernel_jax.py).
+    assert kind(ks.cells.LSTMCell(3), training=True) is None
     assert kind(ks.cells.LSTMCell(3), training=False) is None
+    layer = ks.layers.Recurrent(ks.cells.LSTMCell(3))
+    assert backend_rnn.kind(layer, True, cudnn_training=True) == ("lstm" if on_gpu else None)
+    assert backend_rnn.kind(layer, False, cudnn_inference=True) == ("lstm" if on_gpu else None)
 
 
 @jax_only
@@ -283,7 +291,7 @@ def test_jax_cudnn_equals_generic():
     # Full float32 products on both sides (cuDNN would otherwise use TF32).
     with jax.default_matmul_precision("highest"):
         for case in CASES:
-            assert_case_equal("lstm", "float32", 1e-5, case)
+            assert_case_equal("lstm", "float32", 1e-5, case, cudnn_training=True)
 
 
 # TensorFlow ---------------------------------------------------------------
