@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from keras_seqmodels.zoo import framework
+from keras_seqmodels.zoo.digits import DigitTask
 from keras_seqmodels.zoo.models import specs
 from keras_seqmodels.zoo.models.pixel_mnist import network, permuted_recipe, recipe
 from keras_seqmodels.zoo.models.pixel_mnist.config import CONFIG, PERMUTED_CONFIG
-from keras_seqmodels.zoo.models.pixel_mnist.task import PixelDigitTask
 from keras_seqmodels.zoo.task import InputError
 
 SMALL = dict(CONFIG, layer="lstm", units=6, blocks=1, smoke=True)
@@ -23,7 +23,7 @@ SMALL = dict(CONFIG, layer="lstm", units=6, blocks=1, smoke=True)
 def _task(name, model):
     """The task around ``model`` without the zoo index (which lists only
     registered models): ``predict`` needs only its name and model."""
-    task = PixelDigitTask.__new__(PixelDigitTask)
+    task = DigitTask.__new__(DigitTask)
     task.name, task.model = name, model
     return task
 

@@ -17,7 +17,8 @@ test images are never moved).
 
 import numpy as np
 
-from keras_seqmodels.data import mnist
+from keras_seqmodels.zoo import digits
+from keras_seqmodels.zoo.digits import evaluate  # noqa: F401 (the recipe's)
 from keras_seqmodels.zoo.models.mnist_renet.config import (
     CONFIG,  # noqa: F401 (the recipe's)
     SPLIT_SEED,
@@ -36,20 +37,11 @@ DATA_SUBDIR = "mnist"
 SMOKE_SIZES = {"train": 64, "validation": 32, "test": 32}
 
 
-def read_idx(path, shape=None):
-    """An idx ``.gz`` file (``keras_seqmodels.data.mnist.read_idx``), its errors
-    naming this model."""
-    return mnist.read_idx(path, shape, owner="mnist-renet")
-
-
 def load_data(data_dir, split, smoke, config):
     """Images ``(n, 28, 28)`` float32 0-255 and labels ``(n,)``."""
-    if smoke:
-        rng = np.random.default_rng(list(SMOKE_SIZES).index(split))
-        n = SMOKE_SIZES[split]
-        images, labels = rng.integers(0, 256, (n, 28, 28)).astype("float32"), rng.integers(0, 10, n)
-    else:
-        images, labels = _read_split(data_dir, split)
+    images, labels = digits.load_split(
+        data_dir, split, smoke, SMOKE_SIZES, VALID_SIZE, SPLIT_SEED, owner="mnist-renet"
+    )
     if split == "train" and config.get("augment_shift", 0) > 0:
         return _shifted_batches(images, labels, config)
     return images, labels
@@ -86,11 +78,6 @@ def _shifted_batches(images, labels, config):
         return shift_images(images[rows], drawn[rows], limit), labels[rows]
 
     return epoch_batches(len(labels), config["batch_size"], config["seed"], shifts, batch)
-
-
-def _read_split(data_dir, split):
-    """One split of the idx files, as ``load_data`` returns it unshifted."""
-    return mnist.read_mnist_split(data_dir, split, VALID_SIZE, SPLIT_SEED, owner="mnist-renet")
 
 
 def build_model(config):
@@ -134,14 +121,3 @@ def compile_options(config):
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )
-
-
-def evaluate(model, data, config):
-    images, labels = data
-    scores = model.predict(images, batch_size=500, verbose=0)
-    accuracy = float(np.mean(np.argmax(scores, axis=-1) == labels))
-    return {
-        "examples": int(len(labels)),
-        "accuracy": round(accuracy, 4),
-        "error_percent": round(100 * (1 - accuracy), 2),
-    }

@@ -7,7 +7,7 @@ from keras_seqmodels.zoo.model_spec import ModelSpec
 
 _SHARED = dict(
     package=__name__,
-    task=".task:PixelDigitTask",
+    task="keras_seqmodels.zoo.digits:DigitTask",
     exporters={"savedmodel": "keras_seqmodels.export.images:export_image_classifier"},
     serving="'pixels' float32 (batch, 28, 28) of 0-255 -> 'scores', 'class_id'",
 )

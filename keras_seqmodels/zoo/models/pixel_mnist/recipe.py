@@ -22,9 +22,8 @@ files are read with NumPy (``keras_seqmodels.data.mnist``): training and
 evaluation need no TensorFlow (``KERAS_BACKEND=jax``).
 """
 
-import numpy as np
-
-from keras_seqmodels.data import mnist
+from keras_seqmodels.zoo import digits
+from keras_seqmodels.zoo.digits import evaluate  # noqa: F401 (the recipe's)
 from keras_seqmodels.zoo.models.pixel_mnist import network
 from keras_seqmodels.zoo.models.pixel_mnist.config import (
     CONFIG,  # noqa: F401 (the recipe's)
@@ -50,11 +49,7 @@ NO_DECAY = ("bias", "gamma", "beta", "nu", "theta", "log", "a_param", "lambda")
 
 def load_data(data_dir, split, smoke, config):
     """Images ``(n, 28, 28)`` float32 0-255 and labels ``(n,)``."""
-    if smoke:
-        rng = np.random.default_rng(list(SMOKE_SIZES).index(split))
-        n = SMOKE_SIZES[split]
-        return rng.integers(0, 256, (n, 28, 28)).astype("float32"), rng.integers(0, 10, n)
-    return mnist.read_mnist_split(data_dir, split, VALID_SIZE, SPLIT_SEED, owner=OWNER)
+    return digits.load_split(data_dir, split, smoke, SMOKE_SIZES, VALID_SIZE, SPLIT_SEED, OWNER)
 
 
 def build_model(config):
@@ -93,14 +88,3 @@ def callbacks(config, work_dir, train):
             config["schedule_seconds"],
         )
     ]
-
-
-def evaluate(model, data, config):
-    images, labels = data
-    scores = model.predict(images, batch_size=500, verbose=0)
-    accuracy = float(np.mean(np.argmax(scores, axis=-1) == labels))
-    return {
-        "examples": int(len(labels)),
-        "accuracy": round(accuracy, 4),
-        "error_percent": round(100 * (1 - accuracy), 2),
-    }
