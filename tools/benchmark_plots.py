@@ -410,11 +410,34 @@ def _generate_data(rows):
     return out
 
 
+def _tree_rows():
+    data = _file("tree_throughput_tf_cpu.json")
+    return [
+        (what, data[f"{key}_batched_trees_per_s"], data[f"{key}_node_by_node_trees_per_s"])
+        for key, what in (("inference", "inference"), ("train", "training"))
+    ]
+
+
+def _tree_text(rows):
+    header = ["<", "level by level, trees/s", "node by node, trees/s", "speed-up"]
+    body = [[w, f"{b:.1f}", f"{n:.2f}", f"{b / n:,.0f}x"] for w, b, n in rows]
+    return _table(header, body)
+
+
+def _tree_data(rows):
+    out = []
+    for what, batched, nodes in rows:
+        out.append((what, "level by level", batched, f"{batched:.1f}"))
+        out.append((what, "node by node", nodes, f"{nodes:.2f}"))
+    return out
+
+
 TABLES = {
     "summary": (summary_rows, _summary_text, _summary_data),
     "cpu": (_cpu_rows, _cpu_text, _cpu_data),
     "gpu_jit": (_gpu_rows, _gpu_text, _gpu_data),
     "gpu_keras_call": (_keras_call_rows, _keras_call_text, _keras_call_data),
+    "trees": (_tree_rows, _tree_text, _tree_data),
     "bidirectional": (_bidirectional_rows, _bidirectional_text, _bidirectional_data),
     "translation_xla": (_xla_rows, _xla_text, _xla_data),
     "generate": (_generate_rows, _generate_text, _generate_data),
@@ -425,12 +448,13 @@ TITLES = {
     "cpu": "CPU: the package's layer ÷ Keras's, tokens/s (log scale)",
     "gpu_jit": "H100, compiled layers: the package's defaults ÷ the peer, tokens/s",
     "gpu_keras_call": "H100 through Keras's calls: ours ÷ Keras's layer, tokens/s (log scale)",
+    "trees": "Binary Tree-LSTM, 100 SST dev trees: trees per second (log scale)",
     "bidirectional": "Masked Bidirectional, TensorFlow: ms per batch",
     "translation_xla": "multi30k-en-de decoding: ms per sentence (median)",
     "generate": "seqmodels generate, 30 words: seconds (log scale)",
     "drop_in": "Drop-in layers ÷ Keras's, tokens/s (median, range over processes)",
 }
-LOG_SCALE = {"cpu", "gpu_keras_call", "generate"}
+LOG_SCALE = {"cpu", "gpu_keras_call", "generate", "trees"}
 RATIO_PLOTS = {"summary", "cpu", "gpu_jit", "gpu_keras_call", "drop_in"}
 
 
@@ -482,7 +506,8 @@ def draw(name, path):
     if name in LOG_SCALE:
         ax.set_xscale("log")
         low, high = ax.get_xlim()
-        ticks = [t for t in (0.5, 1, 2, 5, 10, 20, 50, 100) if low <= t <= high]
+        steps = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 500, 1000)
+        ticks = [t for t in steps if low <= t <= high]
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
         ax.minorticks_off()
     if name in RATIO_PLOTS:
