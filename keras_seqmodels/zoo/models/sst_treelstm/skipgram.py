@@ -123,5 +123,7 @@ def train_vectors(corpus, vocab_size, dim, seconds, seed, lr=1e-2, batch=16384, 
     scorer.compile(keras.optimizers.Adam(lr),
                    keras.losses.BinaryCrossentropy(from_logits=True))  # fmt: skip
     data = pair_batches(corpus, vocab_size, batch, steps or 10**7, seed)
-    scorer.fit(data, epochs=1, callbacks=[Budget()], verbose=0)
+    from keras_seqmodels.training import loop
+
+    loop.fit(scorer, data, epochs=1, callbacks=[Budget()], verbose=0)
     return np.asarray(scorer.get_layer("input_vectors").embeddings)
