@@ -7,7 +7,8 @@ read into a ``Recipe`` by ``Recipe.from_module``; the
 framework does the rest once for all: common options (``--data-dir``,
 ``--work-dir``, ``--epochs``, ``--batch-size``, ``--seed``/``--seeds``,
 ``--sweep``, ``--time-budget``, ``--strategy``, ``--precision``,
-``--smoke``), the data folder, ``model.fit`` with the best checkpoint on the
+``--smoke``), the data folder, training through the package's one loop
+(``keras_seqmodels.training.loop.fit``) with the best checkpoint on the
 validation split, a wall-clock budget, resume after a kill (atomic backups:
 rerun the same command), several seeds or a small sweep, evaluation on the
 validation or test split, export and registration.
