@@ -21,7 +21,11 @@ model whose warm-up training step takes longer than ``--step-budget-s``
 seconds (compilation included) gets a second step; if that one too takes
 longer, the model is not timed further: its row keeps that step in
 ``train_ms_all`` and ``skipped`` says why. The worker rewrites its JSON after
-every row, so a run cut short keeps what it measured.
+every row, so a run cut short keeps what it measured. With ``--interleave``
+the models of a length are all built and warmed up first, then timed in
+turns (every model once, then again), so a load that changes during the run
+falls on all of them alike; the load average is then read before and after
+the whole group.
 
     python benchmarks/linear_rnn_throughput.py --lengths 256,1024,4096,16384 \
         --out benchmarks/results/linear_rnn_throughput_cpu.json
@@ -147,7 +151,7 @@ def _free(backend):
 
 
 def run_worker(backend, lengths, names, batch, features, units, repeats, budget_s=60.0,
-               out=None, torch_threads=2):  # fmt: skip
+               out=None, torch_threads=2, interleave=False):  # fmt: skip
     import numpy as np
 
     threads = None
@@ -170,52 +174,62 @@ def run_worker(backend, lengths, names, batch, features, units, repeats, budget_
         make, to = keras_runner, (lambda a: a)
     rows = []
     rng = np.random.default_rng(0)
+    groups = [names] if interleave else [[n] for n in names]
     for length in lengths:
-        x = rng.standard_normal((batch, length, features)).astype("float32")
-        for name in names:
-            train, infer, width = make(name, batch, length, features, units)
-            xs = to(x)
-            ys = to(rng.standard_normal((batch, length, width)).astype("float32"))
+        x = to(rng.standard_normal((batch, length, features)).astype("float32"))
+        for group in groups:
             load_before = os.getloadavg()[0]
-            start = time.perf_counter()
-            train(xs, ys)  # compile, warm up
-            first = time.perf_counter() - start
-            tr, inf, skipped = [], [], None
-            if first > budget_s:  # compilation included: time one more step
+            runs = {}
+            for name in group:  # build, compile, warm up
+                train, infer, width = make(name, batch, length, features, units)
+                y = to(rng.standard_normal((batch, length, width)).astype("float32"))
                 start = time.perf_counter()
-                train(xs, ys)
-                second = time.perf_counter() - start
-                if second > budget_s:
-                    skipped = (f"one training step (after compilation) took {second:.0f} s > "
-                               f"{budget_s:.0f} s: not timed further")  # fmt: skip
-                    tr = [second]
-            if not skipped:
-                infer(xs)
-                for _ in range(repeats):
+                train(x, y)
+                first = time.perf_counter() - start
+                run = runs[name] = dict(train=train, infer=infer, y=y, first=first, tr=[],
+                                        inf=[], skipped=None)  # fmt: skip
+                if first > budget_s:  # compilation included: time one more step
                     start = time.perf_counter()
-                    train(xs, ys)
-                    tr.append(time.perf_counter() - start)
+                    train(x, y)
+                    second = time.perf_counter() - start
+                    if second > budget_s:
+                        run["skipped"] = (f"one training step (after compilation) took "
+                                          f"{second:.0f} s > {budget_s:.0f} s: not timed "
+                                          "further")  # fmt: skip
+                        run["tr"] = [second]
+                if not run["skipped"]:
+                    infer(x)
+            timed = [run for run in runs.values() if not run["skipped"]]
+            for _ in range(repeats):  # in turns: every model of the group once
+                for run in timed:
                     start = time.perf_counter()
-                    infer(xs)
-                    inf.append(time.perf_counter() - start)
+                    run["train"](x, run["y"])
+                    run["tr"].append(time.perf_counter() - start)
+                    start = time.perf_counter()
+                    run["infer"](x)
+                    run["inf"].append(time.perf_counter() - start)
             load_after = os.getloadavg()[0]
-            row = dict(backend=backend, length=length, batch=batch, features=features,
-                       units=units, model=name, torch_threads=threads,
-                       train_ms=1e3 * statistics.median(tr) if tr and not skipped else None,
-                       infer_ms=1e3 * statistics.median(inf) if inf else None,
-                       train_ms_all=[1e3 * t for t in tr], infer_ms_all=[1e3 * t for t in inf],
-                       first_train_ms=1e3 * first, skipped=skipped,
-                       load_avg_1min=[load_before, load_after])  # fmt: skip
-            rows.append(row)
-            if skipped:
-                print(f"{backend:10s} T={length:6d} {name:13s} skipped: {skipped}", flush=True)
-            else:
-                print(f"{backend:10s} T={length:6d} {name:13s} train {row['train_ms']:9.1f} ms "
-                      f"infer {row['infer_ms']:9.1f} ms  load {load_before:.1f} -> "
-                      f"{load_after:.1f}", flush=True)  # fmt: skip
+            for name, run in runs.items():
+                tr, inf, skipped = run["tr"], run["inf"], run["skipped"]
+                row = dict(backend=backend, length=length, batch=batch, features=features,
+                           units=units, model=name, torch_threads=threads,
+                           train_ms=None if skipped else 1e3 * statistics.median(tr),
+                           infer_ms=None if skipped else 1e3 * statistics.median(inf),
+                           train_ms_all=[1e3 * t for t in tr],
+                           infer_ms_all=[1e3 * t for t in inf],
+                           first_train_ms=1e3 * run["first"], skipped=skipped,
+                           interleaved=interleave,
+                           load_avg_1min=[load_before, load_after])  # fmt: skip
+                rows.append(row)
+                if skipped:
+                    print(f"{backend:10s} T={length:6d} {name:13s} skipped: {skipped}", flush=True)
+                else:
+                    print(f"{backend:10s} T={length:6d} {name:13s} train {row['train_ms']:9.1f} "
+                          f"ms infer {row['infer_ms']:9.1f} ms  load {load_before:.1f} -> "
+                          f"{load_after:.1f}", flush=True)  # fmt: skip
             if out:
                 _write(out, rows)
-            del train, infer, xs, ys
+            runs.clear()
             _free(backend)
     return rows
 
@@ -416,6 +430,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--step-budget-s", type=float, default=60.0)
     parser.add_argument("--torch-threads", type=int, default=2)
+    parser.add_argument("--interleave", action="store_true",
+                        help="build the models of a length, then time them in turns")  # fmt: skip
     parser.add_argument("--out", default="benchmarks/results/linear_rnn_throughput_cpu.json")
     parser.add_argument("--table", nargs="+", metavar="JSON", help="print the table of these files")
     parser.add_argument("--plot", nargs="+", metavar=("SVG", "JSON"),
@@ -444,7 +460,7 @@ def main():
     if args.worker:
         rows = run_worker(args.worker, lengths, names, args.batch, args.features, args.units,
                           args.repeats, args.step_budget_s, args.out,
-                          args.torch_threads)  # fmt: skip
+                          args.torch_threads, args.interleave)  # fmt: skip
         _write(args.out, rows)
         return
     rows = []
@@ -456,6 +472,7 @@ def main():
                "--features", str(args.features), "--units", str(args.units),
                "--repeats", str(args.repeats), "--step-budget-s", str(args.step_budget_s),
                "--torch-threads", str(args.torch_threads)]  # fmt: skip
+        cmd += ["--interleave"] if args.interleave else []
         failed = subprocess.run(cmd, env=env).returncode != 0
         if failed:
             print(f"linear_rnn_throughput: the {backend} worker failed", file=sys.stderr)
