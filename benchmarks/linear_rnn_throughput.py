@@ -45,6 +45,7 @@ LSTM and Keras's take cuDNN there):
 timed repeats. From results files already written:
 
     python benchmarks/linear_rnn_throughput.py --table a.json b.json
+    python benchmarks/linear_rnn_throughput.py --pivot a.json b.json
     python benchmarks/linear_rnn_throughput.py --plot out.svg a.json b.json
 
 ``--plot`` draws the time of a training and of an inference step against
@@ -288,6 +289,59 @@ def table(rows):
     return "\n".join(lines)
 
 
+def pivot(rows):
+    """Markdown for the docs: per backend, one line per model, one column per
+    length: ``train / inference ms`` and the training speed-ups against
+    ``ks_lstm`` and against the fastest classic peer of the run (any backend,
+    torch included) at that length."""
+    lengths = sorted({r["length"] for r in rows})
+    at = {(r["backend"], r["length"], r["model"]): r for r in rows}
+    fastest = {}
+    for r in rows:
+        for key in ("train_ms", "infer_ms"):
+            if r["model"] in PEERS and r[key] is not None:
+                if (r["length"], key) not in fastest or r[key] < fastest[(r["length"], key)][key]:
+                    fastest[(r["length"], key)] = r
+    out = []
+    for backend in [b for b in BACKENDS if any(r["backend"] == b for r in rows)]:
+        names = [n for n in list(LAYERS) + list(TORCH_LAYERS) if (backend, lengths[-1], n) in at
+                 or any((backend, t, n) in at for t in lengths)]  # fmt: skip
+        head = " | ".join(f"{t:,}" for t in lengths)
+        out += [f"{backend}: ms per step, training / inference (speed-up of training, inference "
+                f"vs the package's LSTM; vs the fastest peer)", "",
+                f"| model | {head} |", "|---|" + "---:|" * len(lengths)]  # fmt: skip
+        for name in names:
+            cells = []
+            for t in lengths:
+                r = at.get((backend, t, name))
+                if r is None:
+                    cells.append("")
+                    continue
+                if r["skipped"]:
+                    one = r.get("train_ms_all") or [r.get("first_train_ms", 0.0)]
+                    cells.append(f"> {one[0] / 1e3:.0f} s per step: skipped")
+                    continue
+                cell = f"{_fmt_ms(r['train_ms'])} / {_fmt_ms(r['infer_ms'])}"
+                b = at.get((backend, t, BASELINE))
+                if backend != "torch" and name != BASELINE and b and b["train_ms"]:
+                    cell += (f" ({_ratio(b['train_ms'], r['train_ms'])}, "
+                             f"{_ratio(b['infer_ms'], r['infer_ms'])}")  # fmt: skip
+                    ft, fi = fastest.get((t, "train_ms")), fastest.get((t, "infer_ms"))
+                    if name not in PEERS and ft and fi:
+                        cell += (f"; {_ratio(ft['train_ms'], r['train_ms'])}, "
+                                 f"{_ratio(fi['infer_ms'], r['infer_ms'])}")  # fmt: skip
+                    cell += ")"
+                cells.append(cell)
+            out.append(f"| {name} | " + " | ".join(cells) + " |")
+        out.append("")
+    peers = ", ".join(f"{t:,}: {fastest[(t, 'train_ms')]['model']} "
+                      f"({fastest[(t, 'train_ms')]['backend']}) / "
+                      f"{fastest[(t, 'infer_ms')]['model']} ({fastest[(t, 'infer_ms')]['backend']})"
+                      for t in lengths if (t, "train_ms") in fastest)  # fmt: skip
+    out.append(f"Fastest peer (training / inference) per length: {peers}.")
+    return "\n".join(out)
+
+
 COLORS = {
     "min_gru": "#d62728", "min_lstm": "#ff7f0e", "lru": "#2ca02c", "rg_lru": "#17becf",
     "hawk_block": "#9467bd", "selective_ssm": "#8c564b", "projection": "#000000",
@@ -434,11 +488,16 @@ def main():
                         help="build the models of a length, then time them in turns")  # fmt: skip
     parser.add_argument("--out", default="benchmarks/results/linear_rnn_throughput_cpu.json")
     parser.add_argument("--table", nargs="+", metavar="JSON", help="print the table of these files")
+    parser.add_argument("--pivot", nargs="+", metavar="JSON",
+                        help="print a table per backend, a column per length")  # fmt: skip
     parser.add_argument("--plot", nargs="+", metavar=("SVG", "JSON"),
                         help="write SVG from the results files that follow it")  # fmt: skip
     args = parser.parse_args()
     if args.table:
         print(table(_read(args.table)))
+        return
+    if args.pivot:
+        print(pivot(_read(args.pivot)))
         return
     if args.plot:
         if len(args.plot) < 2 or not args.plot[0].endswith(".svg"):
