@@ -16,7 +16,7 @@ import keras
 import numpy as np
 import pytest
 from keras import ops
-from recurrent_grads import np_, value_and_grads
+from recurrent_grads import np_
 
 import keras_seqmodels as ks
 from keras_seqmodels.layers import kernels
@@ -70,6 +70,23 @@ def chrono_lstm(features=FEATURES, units=UNITS, steps=STEPS, **layer_kw):
     bias[2 * units :] = rng.uniform(-0.5, 0.5, 2 * units)
     layer.set_weights([kernel, recurrent, bias.astype("float32")])
     return layer
+
+
+def jitted_value_and_grads(layer, x, states, mask, proj):
+    """Outputs, and the gradients of ``sum(outputs * proj)`` with respect to
+    the input, the initial states and the weights, in one compiled call."""
+    import jax
+
+    variables = layer.trainable_weights
+
+    def loss(values, x, states):
+        with keras.StatelessScope(state_mapping=list(zip(variables, values))):
+            outs = layer(x, initial_state=list(states), mask=mask, training=True)
+        return sum(ops.sum(o * p) for o, p in zip(outs, proj)), outs
+
+    grad = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2), has_aux=True))
+    (_, outs), (dw, dx, dstates) = grad([v.value for v in variables], x, states)
+    return [np_(o) for o in outs], [np_(g) for g in [dx, *dstates, *dw]]
 
 
 def plan_kernel(layer, x, training):
@@ -136,9 +153,9 @@ def test_cudnn_path_equals_fused_loop_at_pixel_mnist_size(
         mask = np.arange(STEPS)[None, :] < lengths[:, None]
     shapes = library.compute_output_shape((BATCH, STEPS, FEATURES))
     proj = [rng.standard_normal(s).astype("float32") for s in shapes]
-    outs_l, grads_l = value_and_grads(library, x, states, mask, proj)
+    outs_l, grads_l = jitted_value_and_grads(library, x, states, mask, proj)
     assert seen_as_gpu == [((BATCH, STEPS, FEATURES), FEATURES, UNITS, 4 * UNITS * 94 + 8 * UNITS)]
-    outs_f, grads_f = value_and_grads(fused, x, states, mask, proj)
+    outs_f, grads_f = jitted_value_and_grads(fused, x, states, mask, proj)
     assert len(seen_as_gpu) == 1  # the fused layer did not call it
     for a, b in zip(outs_l, outs_f):
         np.testing.assert_allclose(a, b, atol=2e-5, rtol=0)
