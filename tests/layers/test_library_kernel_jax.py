@@ -7,9 +7,12 @@ patched) and replace the cuDNN primitive ``jax.experimental.rnn.lstm`` by
 ``jax.experimental.rnn.lstm_ref`` on the same flat weights (unpacked by
 ``unpack_lstm_weights``): everything of the package's own path runs (packing,
 lengths, ``go_backwards``, last-step selection, gradients), only the kernel
-is JAX's plain reference. On a GPU ``test_cudnn_equals_fused_loop_on_gpu``
-runs the real cuDNN kernel (skipped elsewhere); ``benchmarks/gpu_check_jax_lstm.py``
-prints the same comparisons with more sizes and both precisions.
+is JAX's plain reference. On a GPU the same tests run the real cuDNN kernel
+(in full float32: the suite's conftest asks for it), and
+``test_cudnn_equals_fused_loop_on_gpu`` (skipped elsewhere) adds the
+pixel-MNIST length and cuDNN's default math;
+``benchmarks/gpu_check_jax_lstm.py`` prints such comparisons with more sizes
+and both precisions.
 """
 
 import keras
@@ -35,22 +38,26 @@ def on_gpu():
 
 @pytest.fixture
 def seen_as_gpu(monkeypatch):
-    """``kind`` sees a GPU; ``rnn.lstm`` runs ``lstm_ref`` on the flat weights
-    it is given. Returns the list of the calls' sizes."""
+    """On a CPU: ``kind`` sees a GPU and ``rnn.lstm`` runs ``lstm_ref`` on the
+    flat weights it is given. On a GPU: the real cuDNN kernel. Returns the
+    list of the calls' sizes."""
     import jax
     from jax.experimental import rnn
 
-    if on_gpu():
-        pytest.skip("a real GPU runs cuDNN: test_cudnn_equals_fused_loop_on_gpu")
     calls = []
+    cudnn = rnn.lstm
 
     def lstm(x, h0, c0, weights, seq_lengths, input_size, hidden_size, layers, dropout, bidi, *a):
         calls.append((x.shape, input_size, hidden_size, weights.shape[0]))
-        unpacked = rnn.unpack_lstm_weights(weights, input_size, hidden_size, layers, bidi)
         args = (seq_lengths, input_size, hidden_size, layers, dropout, bidi)
+        if gpu:
+            return cudnn(x, h0, c0, weights, *args, *a)
+        unpacked = rnn.unpack_lstm_weights(weights, input_size, hidden_size, layers, bidi)
         return rnn.lstm_ref(x, h0, c0, *unpacked, *args)
 
-    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    gpu = on_gpu()
+    if not gpu:
+        monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     monkeypatch.setattr(rnn, "lstm", lstm)
     return calls
 
