@@ -20,9 +20,11 @@ SavedModel, stock TensorFlow string ops only), handle that:
 - ``join_rows``: sentences' translations and signals back to one row per
   input.
 
-- ``carry_through``: after the search, numbers and names the vocabulary
-  lacks are copied from the source into the output words that attend to
-  them, and the model's confidence and the words it lost are measured.
+- ``carry_through``: after the search, numbers (``10:30``, ``3.5`` and
+  ``1,000`` as one unit, ``source_units``) and names the vocabulary lacks
+  are copied from the source into the output words that attend to them;
+  every number and such name that the output still lacks is named as not
+  carried, and the model's confidence is measured.
 
 The ``Translator`` runs them in ``translate_details``.
 """
@@ -42,6 +44,18 @@ ABBREVIATIONS = (
 # has no look-behind).
 _END = "([.!?]+[\"'”’)\\]]*) "
 _NOT_AN_END = "(^| |\n)((?:" + "|".join(ABBREVIATIONS) + "|[A-HJ-Za-z](?:\\.[A-Za-z])*)\\.)\n"
+# Inside a number these do not end a unit ("10:30", "3.5", "1,000" are one
+# unit to carry, though the tokenizer splits them off): each becomes a
+# private-use character while the units are split.
+_NUMBER_PUNCTUATION = (("\\.", "\ue000"), (",", "\ue001"), (":", "\ue002"))
+# German number words that carry a number written in digits.
+NUMBER_WORDS = (
+    ("0", "null"), ("1", "ein"), ("1", "eine"), ("1", "einen"), ("1", "einem"),
+    ("1", "einer"), ("1", "eines"), ("1", "eins"), ("2", "zwei"), ("3", "drei"),
+    ("4", "vier"), ("5", "fünf"), ("6", "sechs"), ("7", "sieben"), ("8", "acht"),
+    ("9", "neun"), ("10", "zehn"), ("11", "elf"), ("12", "zwölf"), ("100", "hundert"),
+    ("1000", "tausend"),
+)  # fmt: skip
 SHOUTED_MIN_CAPITALS = 4  # a shouted sentence has at least this many capitals...
 SHOUTED_RATIO = 2  # ... and this many times as many capitals as small letters
 
@@ -113,14 +127,15 @@ def normalise_case(sentences, words, vocabulary_id):
 
     Args:
         sentences: ``(n,)`` strings.
-        words: ragged ``(n, None)``, the words of ``sentences`` (the
-            translator's ``text.split_words``).
+        words: ragged ``(n, None)``, the words of ``sentences``
+            (``text.split_words(sentences)``).
         vocabulary_id: function from a flat string tensor to int ids
             (``> 1``: a word of the vocabulary).
 
     Returns:
         ``(sentences, changed)``: ``(n,)`` strings (re-cased ones with their
-        words joined by spaces, which the tokenizer splits the same way) and
+        words joined by spaces, but a number's parts as they were, so the
+        tokenizer and ``source_units`` split them the same way) and
         ``(n,)`` bool, which were re-cased.
     """
     tf = _tf()
@@ -145,7 +160,15 @@ def normalise_case(sentences, words, vocabulary_id):
     row_shouted = tf.gather(shouted, words.value_rowids())
     unknown_form = tf.where(row_shouted | first, _capitalise(lower), lower)
     chosen = tf.where(known, best, unknown_form)
-    recased = tf.strings.reduce_join(words.with_flat_values(chosen), axis=1, separator=" ")
+    # Words joined by spaces, but a number's parts as they were ("10:30").
+    units, unit_of_word = source_units(sentences)
+    joined = tf.strings.reduce_join(
+        tf.RaggedTensor.from_value_rowids(
+            chosen, unit_of_word, nrows=tf.size(units.flat_values, out_type=tf.int64)
+        ),
+        axis=1,
+    )
+    recased = tf.strings.reduce_join(units.with_flat_values(joined), axis=1, separator=" ")
     changed = tf.logical_or(shouted, uncased)
     return tf.where(changed, recased, sentences), changed
 
@@ -196,20 +219,100 @@ def join_rows(row_splits, details, max_unknown_rate, min_confidence):
     }
 
 
-def carry_through(translator, source_ids, source_word, out_ids, words, known):
-    """The output pieces with unknown numbers and names copied from the source,
-    and the model's confidence in the output.
+def source_units(sentences):
+    """The units of ``(n,)`` sentences that ``carry_through`` carries.
+
+    A unit is a word of ``text.split_words``, except that a number with
+    ``. , :`` between digits (``10:30``, ``3.5``, ``1,000``, ``1.2.3``) is
+    one unit, though the tokenizer (and so the model) sees its parts.
+
+    Returns:
+        ``(units, unit_of_word)``: ragged ``(n, None)`` strings, and int64
+        ``(words,)``: the index in ``units.flat_values`` of each word of
+        ``text.split_words(sentences).flat_values``.
+
+    Example:
+
+    >>> units, unit_of_word = source_units(["At 10:30, 3 men."])
+    >>> units.to_list(), unit_of_word.numpy().tolist()
+    ([[b'At', b'10:30', b',', b'3', b'men', b'.']], [0, 1, 1, 1, 2, 3, 4, 5])
+    """
+    tf = _tf()
+    marked = tf.convert_to_tensor(sentences, tf.string)
+    # Twice: in "1,2,3" one pass consumes the "2" that the second match needs.
+    for _ in range(2):
+        for mark, private in _NUMBER_PUNCTUATION:
+            marked = tf.strings.regex_replace(
+                marked, "([0-9])" + mark + "([0-9])", "\\1" + private + "\\2"
+            )
+    units = pieces_text.split_words(marked)
+    flat = units.flat_values
+    for mark, private in _NUMBER_PUNCTUATION:
+        flat = tf.strings.regex_replace(flat, private, mark.lstrip("\\"))
+    words_per_unit = pieces_text.split_words(flat).row_lengths()
+    unit_of_word = tf.repeat(tf.range(tf.size(flat, out_type=tf.int64)), words_per_unit)
+    return units.with_flat_values(flat), unit_of_word
+
+
+def _output_words(pieces):
+    """Ragged ``(n, None)`` words that ``(n, None)`` output pieces spell."""
+    tf = _tf()
+    joined = tf.strings.reduce_join(pieces, axis=1, separator=" ")
+    return tf.strings.split(tf.strings.regex_replace(joined, " " + pieces_text.CONTINUATION, ""))
+
+
+def _appears(values, rows, words):
+    """Bool ``(k,)``: ``values[i]`` is one of the words of row ``rows[i]`` of ``words``."""
+    tf = _tf()
+    candidates = tf.gather(words, rows)
+    repeated = tf.repeat(values, candidates.row_lengths())
+    return tf.reduce_any(
+        candidates.with_flat_values(tf.equal(candidates.flat_values, repeated)), axis=1
+    )
+
+
+def _as_digits(words):
+    """``words`` (ragged strings) with German number words as digits, others ``""``."""
+    tf = _tf()
+    lower = tf.strings.lower(words.flat_values, encoding="utf-8")
+    match = tf.equal(lower[:, None], tf.constant([w for _, w in NUMBER_WORDS])[None, :])
+    digits = tf.gather(
+        tf.constant([d for d, _ in NUMBER_WORDS]), tf.argmax(tf.cast(match, tf.int32), axis=1)
+    )
+    return words.with_flat_values(tf.where(tf.reduce_any(match, axis=1), digits, ""))
+
+
+def _pad(values, value):
+    """``values`` with one more entry, read by the index ``size(values)``."""
+    tf = _tf()
+    return tf.concat([values, tf.fill([1], tf.constant(value, values.dtype))], 0)
+
+
+def carry_through(translator, source_ids, source_word, out_ids, words, known, sentences):
+    """The output pieces with numbers and names copied from the source, the
+    model's confidence in the output, and the numbers and names it lost.
 
     One teacher-forced pass over the chosen output gives its attention over
-    the source and each token's log-probability. An output word (a piece
-    and its ``##`` continuations) whose first piece attends most to a
-    *protected* source word (one not in the vocabulary that has a digit,
-    starts with a capital and is not the sentence's first word, or has a
-    character the vocabulary lacks) is replaced by that source word when it
-    is itself spelled out (more than one piece), has a digit, or is unknown;
-    the unknown-word replacement of Luong et al. 2015, applied to the
-    character spellings that this model writes for words it cannot
-    translate. A run of such output words on one source word becomes one copy.
+    the source and each token's log-probability. The source is read in
+    units (``source_units``: words, but ``10:30`` or ``3.5`` is one). A unit
+    is *protected* when it is not one word of the vocabulary and it has a
+    digit, a character the vocabulary lacks, or starts with a capital and
+    is not the sentence's first unit (a name). An output word (a piece and
+    its ``##`` continuations) whose first piece attends most to a protected
+    unit is replaced by that unit when it is spelled out (more than one
+    piece), has a digit or is unknown (the unknown-word replacement of
+    Luong et al. 2015, applied to the character spellings that this model
+    writes for words it cannot translate); for a number, ``. , :`` between
+    two such words too (the model's ``10 : 30``); for a name that the
+    output does not have, the first capitalised output word on it (the
+    German word the model chose for the name). A run of replaced words on
+    one unit becomes one copy.
+
+    Then every protected unit and every number (any unit with a digit)
+    must be one of the output's words; a number also counts as carried by
+    its German number word (``2``: ``zwei``; ``1``: ``ein``, ``eine``, ...;
+    ``NUMBER_WORDS``), an ordinal (``5th``) by its digits (German ``5.``).
+    The others are returned as not carried.
 
     Args:
         translator: the ``Translator``.
@@ -217,21 +320,23 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known):
         source_word: int64 ``(n, S)``: the index in ``words.flat_values`` of
             the word each source piece spells, ``-1`` for the end and padding.
         out_ids: int ``(n, T)`` output ids of the search.
-        words: ragged ``(n, None)`` source words.
+        words: ragged ``(n, None)`` source words (``text.split_words`` of
+            ``sentences``).
         known: bool ``(words,)``: the flat words in the source vocabulary.
+        sentences: ``(n,)`` the source sentences as tokenized.
 
     Returns:
-        ``(pieces, confidence)``: ragged ``(n, None)`` string pieces for
-        ``text.detokenize`` and float32 ``(n,)``, the mean log-probability
-        per output token (end token included).
+        ``(pieces, confidence, not_carried)``: ragged ``(n, None)`` string
+        pieces for ``text.detokenize``, float32 ``(n,)`` the mean
+        log-probability per output token (end token included), and
+        ``(n,)`` strings, the units not carried, space-separated.
 
     Reference:
         Luong, Sutskever, Le, Vinyals & Zaremba 2015, "Addressing the rare
         word problem in neural machine translation" (copying aligned source
         words into the output).
     """
-    import tensorflow as tf
-
+    tf = _tf()
     model = translator.model
     ended = tf.cumsum(tf.cast(tf.equal(out_ids, model.end_id), tf.int32), axis=1)
     tokens = tf.ragged.boolean_mask(out_ids, tf.logical_and(tf.equal(ended, 0), out_ids > 3))
@@ -249,24 +354,31 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known):
         lengths, tf.float32
     )
 
-    # The source word each output piece attends to most (-1: the end token).
+    # Units, and which are protected.
+    units, unit_of_word = source_units(sentences)
+    flat_units = units.flat_values
+    unit_rows = units.value_rowids()
+    n_units = tf.size(flat_units, out_type=tf.int64)
+    n_words = tf.size(unit_of_word, out_type=tf.int64)
+    word_index = tf.range(n_words)
+    first_word = tf.math.unsorted_segment_min(word_index, unit_of_word, n_units)
+    single = tf.equal(tf.math.unsorted_segment_sum(tf.ones_like(word_index), unit_of_word,
+                                                   n_units), 1)  # fmt: skip
+    unit_known = single & tf.gather(_pad(known, False), tf.minimum(first_word, n_words))
+    chars = tf.strings.unicode_split(flat_units, "UTF-8")
+    unknown_char = tf.reduce_any(translator.source_lookup(chars) <= 1, axis=1)
+    first_char = tf.strings.substr(flat_units, 0, 1, unit="UTF8_CHAR")
+    capital = tf.not_equal(first_char, tf.strings.lower(first_char, encoding="utf-8"))
+    not_first = tf.range(n_units) > tf.gather(units.row_starts(), unit_rows)
+    digit = tf.strings.regex_full_match(flat_units, ".*[0-9].*")
+    number = digit & tf.logical_not(unit_known)
+    name = capital & not_first & tf.logical_not(unit_known | digit)
+    protected = number | name | (unknown_char & tf.logical_not(unit_known))
+
+    # The unit each output piece attends to most (-1: the end token).
     aligned = tf.gather(source_word, tf.argmax(attention, axis=-1), batch_dims=1)
     aligned = tf.RaggedTensor.from_tensor(aligned, lengths=tokens.row_lengths()).flat_values
-    flat_words = words.flat_values
-    lookup = translator.source_lookup
-    chars = tf.strings.unicode_split(flat_words, "UTF-8")
-    unknown_char = tf.reduce_any(lookup(chars) <= 1, axis=1)
-    first_char = tf.strings.substr(flat_words, 0, 1, unit="UTF8_CHAR")
-    capital = tf.not_equal(first_char, tf.strings.lower(first_char, encoding="utf-8"))
-    not_first = tf.range(tf.size(flat_words, out_type=tf.int64)) > tf.gather(
-        words.row_starts(), words.value_rowids()
-    )
-    protected = tf.logical_and(
-        tf.logical_not(known),
-        tf.strings.regex_full_match(flat_words, ".*[0-9].*")
-        | tf.logical_and(capital, not_first)
-        | unknown_char,
-    )
+    aligned = tf.gather(_pad(unit_of_word, -1), tf.where(aligned >= 0, aligned, n_words))
 
     pieces = translator.target_inverse(tokens)
     flat = pieces.flat_values
@@ -276,45 +388,63 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known):
     )
     starts = tf.logical_or(first_in_row, tf.logical_not(tf.strings.regex_full_match(flat, "##.*")))
     group = tf.cumsum(tf.cast(starts, tf.int64)) - 1
-    group_word = tf.boolean_mask(aligned, starts)
+    group_unit = tf.boolean_mask(aligned, starts)
     group_size = tf.math.segment_sum(tf.ones_like(group), group)
     group_text = tf.boolean_mask(flat, starts)
-    # -1 (the end token, or no source word at all) reads the padding entry.
-    words_or_end = tf.size(flat_words, out_type=tf.int64)
-    safe_word = tf.where(group_word >= 0, group_word, words_or_end)
-    protected_or_end = tf.concat([protected, [False]], 0)
-    replace = tf.gather(protected_or_end, safe_word) & (
+    group_row = tf.boolean_mask(pieces.value_rowids(), starts)
+    # -1 (the end token, or no source unit at all) reads the padding entry.
+    safe_unit = tf.where(group_unit >= 0, group_unit, n_units)
+    spelled_out = (
         (group_size > 1)
         | tf.strings.regex_full_match(group_text, ".*[0-9].*")
         | tf.equal(group_text, pieces_text.UNK)
     )
-    # A run of replaced groups on one source word (in one row) is one copy.
-    group_row = tf.boolean_mask(pieces.value_rowids(), starts)
-    previous = tf.concat([[False], replace[:-1]], 0) & tf.concat(
-        [
-            [False],
-            tf.equal(group_word[1:], group_word[:-1]) & tf.equal(group_row[1:], group_row[:-1]),
-        ],
-        0,
+    replace = tf.gather(_pad(protected, False), safe_unit) & spelled_out
+    # A name the output lacks: its first capitalised output word.
+    missing_name = name & tf.logical_not(_appears(flat_units, unit_rows, _output_words(pieces)))
+    group_first = tf.strings.substr(group_text, 0, 1, unit="UTF8_CHAR")
+    candidate = tf.gather(_pad(missing_name, False), safe_unit) & tf.not_equal(
+        group_first, tf.strings.lower(group_first, encoding="utf-8")
     )
+    group_index = tf.range(tf.size(group_text, out_type=tf.int64))
+    first_candidate = tf.math.unsorted_segment_min(
+        tf.where(candidate, group_index, tf.size(group_text, out_type=tf.int64)),
+        safe_unit, n_units + 1,
+    )  # fmt: skip
+    replace |= candidate & tf.equal(group_index, tf.gather(first_candidate, safe_unit))
+    # ". , :" between two replaced words of one number ("10 : 30").
+    same_as_previous = tf.concat(
+        [[False], tf.equal(group_unit[1:], group_unit[:-1])
+         & tf.equal(group_row[1:], group_row[:-1])],
+        0,
+    )  # fmt: skip
+    same_as_next = tf.concat([same_as_previous[1:], [False]], 0)
+    inner = (
+        tf.strings.regex_full_match(group_text, "[.,:]")
+        & tf.gather(_pad(number, False), safe_unit)
+        & same_as_previous & tf.concat([[False], replace[:-1]], 0)
+        & same_as_next & tf.concat([replace[1:], [False]], 0)
+    )  # fmt: skip
+    replace |= inner
+    # A run of replaced words on one unit (in one row) is one copy.
+    previous = tf.concat([[False], replace[:-1]], 0) & same_as_previous
     copy = tf.gather(replace & tf.logical_not(previous), group)
     drop = tf.gather(replace, group) & tf.logical_not(copy & starts)
-    originals = tf.gather(tf.concat([flat_words, [""]], 0), tf.gather(safe_word, group))
+    originals = tf.gather(_pad(flat_units, ""), tf.gather(safe_unit, group))
     flat = tf.where(copy & starts, originals, flat)
     pieces = tf.ragged.boolean_mask(
         pieces.with_flat_values(flat), pieces.with_flat_values(tf.logical_not(drop))
     )
-    # Protected words that no output word spells: "not carried".
-    spelled = tf.strings.split(
-        tf.strings.regex_replace(
-            tf.strings.reduce_join(pieces, axis=1, separator=" "),
-            " " + pieces_text.CONTINUATION,
-            "",
-        )
+
+    # Protected units and numbers that no output word carries.
+    out_words = _output_words(pieces)
+    ordinal = tf.strings.regex_replace(flat_units, "^([0-9]+)(?:st|nd|rd|th)$", "\\1")
+    carried = (
+        _appears(flat_units, unit_rows, out_words)
+        | _appears(ordinal, unit_rows, out_words)
+        | _appears(flat_units, unit_rows, _as_digits(out_words))
     )
-    wanted = tf.ragged.boolean_mask(words, words.with_flat_values(protected))
-    lost = tf.sets.difference(wanted.to_sparse(), spelled.to_sparse())
-    lost = tf.sparse.to_dense(lost, default_value="")
-    lost = tf.strings.strip(tf.strings.reduce_join(lost, axis=1, separator=" "))
-    lost = tf.strings.regex_replace(lost, " +", " ")
+    lost = units.with_flat_values((protected | digit) & tf.logical_not(carried))
+    lost = tf.ragged.boolean_mask(units, lost)
+    lost = tf.strings.reduce_join(lost, axis=1, separator=" ")
     return pieces, confidence, lost

@@ -339,7 +339,7 @@ class Translator(keras.Model):
         source_ids, source_word = self._encode_words(words, known)
         out_ids = self.translate_ids(source_ids, beam_size=beam_size)
         pieces, confidence, lost = input_handling.carry_through(
-            self, source_ids, source_word, out_ids, words, known
+            self, source_ids, source_word, out_ids, words, known, sentences
         )
         out = text.detokenize(pieces)
         # Nothing to translate gives nothing, not a guess from the end token.

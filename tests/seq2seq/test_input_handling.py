@@ -6,6 +6,7 @@ TensorFlow only (string tensors, SavedModel).
 """
 
 import os
+import re
 
 import keras
 import numpy as np
@@ -203,6 +204,85 @@ def test_served_signature_gives_what_the_translator_gives(tiny, tmp_path):
         serve(inputs=tf.constant([" ".join(["A dog runs."] * 300)]))
 
 
+UNITS = [
+    ("At 10:30, 3 men.", ["At", "10:30", ",", "3", "men", "."]),
+    ("It is 3.5 km, 1,000 m or 1,2,3.",
+     ["It", "is", "3.5", "km", ",", "1,000", "m", "or", "1,2,3", "."]),
+    ("On 5th Street in 2017. 10 : 30", ["On", "5th", "Street", "in", "2017", ".", "10", ":", "30"]),
+    ("Ends with 7.", ["Ends", "with", "7", "."]),
+    ("", []),
+]
+
+
+@pytest.mark.parametrize("sentence, expected", UNITS)
+def test_source_units_keep_numbers_whole(sentence, expected):
+    units, unit_of_word = input_handling.source_units(tf.constant([sentence]))
+    assert _decode(units) == [expected]
+    words = text.split_words(tf.constant([sentence])).flat_values.numpy()
+    # Each unit's words, in order, are the tokenizer's words of the sentence.
+    regrouped = [b"".join(words[unit_of_word.numpy() == i]).decode() for i in range(len(expected))]
+    assert regrouped == [u.replace(" ", "") for u in expected]
+
+
+_NUMBER_PIECES = st.sampled_from(
+    ["1", "10", ":", "30", ".", ",", "5th", " ", "a", "A", "(", "é", "2017", "\u00a0"]
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_NUMBER_PIECES, max_size=20).map("".join), min_size=1, max_size=4))
+def test_source_units_cover_the_tokenizers_words(sentences):
+    units, unit_of_word = input_handling.source_units(tf.constant(sentences))
+    words = text.split_words(tf.constant(sentences))
+    assert unit_of_word.shape[0] == words.flat_values.shape[0]
+    np.testing.assert_array_equal(np.diff(unit_of_word.numpy()) >= 0, True)
+    flat_units = units.flat_values.numpy()
+    for i, unit in enumerate(flat_units):
+        parts = words.flat_values.numpy()[unit_of_word.numpy() == i]
+        assert b"".join(parts) == unit.replace(b" ", b"")
+
+
+# Numbers as users write them, put into an in-domain sentence.
+_NUMBERS = st.one_of(
+    st.integers(0, 3000).map(str),
+    st.tuples(st.integers(0, 23), st.integers(0, 59)).map(lambda t: f"{t[0]}:{t[1]:02d}"),
+    st.tuples(st.integers(0, 99), st.integers(0, 99)).map(lambda t: f"{t[0]}.{t[1]}"),
+    st.integers(1000, 99_999).map(lambda n: f"{n:,}"),
+    st.tuples(st.integers(1, 30), st.sampled_from(["st", "nd", "rd", "th"])).map(
+        lambda t: f"{t[0]}{t[1]}"),
+)
+_TEMPLATES = [
+    "A man is riding a bicycle at {} with {} dogs.",
+    "{} children play in the snow near {}.",
+    "Two dogs play in the snow, {} and {} times.",
+]
+
+
+def _carried(number, translation, lost):
+    """The number is in the translation (as itself, its German word, or an
+    ordinal's digits) or reported as not carried."""
+    if number in lost:
+        return True
+    forms = {number, re.sub(r"^([0-9]+)(st|nd|rd|th)$", r"\1", number)}
+    forms |= {word for digits, word in input_handling.NUMBER_WORDS if digits == number}
+    for form in forms:
+        if re.search(r"(?<![0-9])" + re.escape(form) + r"(?![0-9])", translation, re.IGNORECASE):
+            return True
+    return False
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(_TEMPLATES), _NUMBERS, _NUMBERS), min_size=1,
+                max_size=3))
+def test_every_number_is_carried_or_reported(tiny, cases):
+    texts = [template.format(a, b) for template, a, b in cases]
+    out = tiny.translate(texts, details=True)
+    for (_, a, b), result in zip(cases, out):
+        for number in (a, b):
+            assert _carried(number, result["translation"], result["not_carried"]), (
+                number, result)
+
+
 @pytest.fixture(scope="module")
 def shipped():
     from keras_seqmodels import zoo
@@ -219,11 +299,33 @@ def test_shipped_translator_on_the_inputs_users_give(shipped):
     assert german[0] == " ".join(alone)
     # Shouted text reads as the ordinary sentence does.
     assert german[1] == shipped.predict("A man is riding a bicycle.")
-    # Unknown numbers are copied, not spelled anew; what the model left out is named.
+    # Unknown numbers are copied, not spelled anew; what the model left out
+    # is named, a time whose parts the vocabulary knows too.
     assert "5th" in german[2] and german[2].startswith("3 Kinder")
-    assert out[2]["not_carried"] == ["2017"]
+    assert out[2]["not_carried"] == ["10:30", "2017"]
     # In-domain text is familiar; emoji and French are not.
     assert [d["unfamiliar"] for d in out] == [False, False, False, True, False, True]
     assert out[5]["unknown_rate"] > 0.5 and out[0]["unknown_rate"] == 0.0
     with pytest.warns(UserWarning, match="text 0: unlike the training data"):
         shipped.predict(["🐶🐶🐶"])
+
+
+@pytest.mark.slow
+def test_shipped_translator_carries_times_decimals_and_names(shipped):
+    texts = [
+        "Two men are playing at 10:30.",
+        "A man is holding 3.5 kg of fish at 1,000 meters.",
+        "John and Mary are sitting on a bench in Paris.",
+        "Peter and Anna are walking through Hamburg with their dog Rex.",
+    ]
+    out = shipped.predict(texts, details=True)
+    german = [d["translation"] for d in out]
+    # Times and decimals are one unit, copied whole (the model writes "10 : 30").
+    assert "10:30" in german[0] and out[0]["not_carried"] == []
+    assert "3.5" in german[1] and "1,000" in german[1]
+    # A name the model turned into a German word ("Mütter") is the name again.
+    assert "Mary" in german[2] and "Paris" in german[2] and out[2]["not_carried"] == []
+    # Names: in the output or reported.
+    for name in ("Anna", "Hamburg", "Rex"):
+        assert name in german[3] or name in out[3]["not_carried"]
+    assert out[3]["not_carried"]
