@@ -30,9 +30,14 @@ CASES = [
       "12/31/2020", "."]),
     ("The 1990s", ["The", "1990s"]),
     ("Ends with 5.", ["Ends", "with", "5", "."]),
-    ("The U.S. and e.g. a.m.", ["The", "U.S.", "and", "e.g.", "a.m."]),
-    ("Mr. Smith, Dr. Who and Acme Inc. etc.", ["Mr.", "Smith", ",", "Dr.", "Who", "and",
-                                               "Acme", "Inc.", "etc."]),
+    ("The U.S. and e.g. a.m. today", ["The", "U.S.", "and", "e.g.", "a.m.", "today"]),
+    ("Mr. Smith, Dr. Who and Acme Inc. etc. too", ["Mr.", "Smith", ",", "Dr.", "Who", "and",
+                                                   "Acme", "Inc.", "etc.", "too"]),
+    # An abbreviation ending the text gives its period to the sentence, as in EWT.
+    ("Apples, pears etc.", ["Apples", ",", "pears", "etc", "."]),
+    ("At 5 p.m.", ["At", "5", "p.m", "."]),
+    ("Back in the U.S.  ", ["Back", "in", "the", "U.S", "."]),
+    ("I. Did it.", ["I", ".", "Did", "it", "."]),
     ("See http://example.com/a?b=1&c=2.", ["See", "http://example.com/a?b=1&c=2", "."]),
     ("(www.example.org)", ["(", "www.example.org", ")"]),
     ("Mail john.doe+x@mail.example.co.uk now", ["Mail", "john.doe+x@mail.example.co.uk",
@@ -77,6 +82,33 @@ CASES = [
       "and", "80's"]),
     ("He said ''no'' so I.", ["He", "said", "''", "no", "''", "so", "I", "."]),
     ("ACME PVT. LTD. a // b", ["ACME", "PVT.", "LTD.", "a", "//", "b"]),
+    # Letters and periods ending in a letter; P.O.Box is P.O. and Box
+    # (before a space: followed by punctuation, the last letter is split off).
+    ("the U.S.A and, a.k.a the L.L.C, P.O.Box 5", ["the", "U.S.A", "and", ",", "a.k.a", "the",
+                                                   "L.L.", "C", ",", "P.O.", "Box", "5"]),
+    # Common abbreviations; but misc.consumers is a dotted name.
+    ("Sun. in La. for 2 hrs. and 3 mins. at St. Paul, misc.consumers",
+     ["Sun.", "in", "La.", "for", "2", "hrs.", "and", "3", "mins.", "at", "St.", "Paul", ",",
+      "misc.consumers"]),
+    # User names with underscores, @mentions, dotted names with hyphens, file names.
+    ("to Perry@ENRON_DEVELOPMENT and @Ryan_2 of misc.consumers.frugal-living",
+     ["to", "Perry@ENRON_DEVELOPMENT", "and", "@Ryan_2", "of",
+      "misc.consumers.frugal-living"]),
+    ("see Get-A-Free-House.com, ld2d-#69366-1.DOC and 02-05-02.doc.",
+     ["see", "Get-A-Free-House.com", ",", "ld2d-#69366-1.DOC", "and", "02-05-02.doc", "."]),
+    # Censored or stylised words, decimals without a leading zero, emoticons.
+    ("sh*t, b**** and co$t at .15 -_- >:(",
+     ["sh*t", ",", "b****", "and", "co$t", "at", ".15", "-_-", ">:("]),
+    # A backquote for an apostrophe; runs of commas; a comma or colon before ?.
+    ("Bob `s car,, or what:? ok,?", ["Bob", "`s", "car", ",,", "or", "what", ":?", "ok",
+                                     ",?"]),
+    # Contractions without the apostrophe, as EWT splits them.
+    ("I dont know, im sure thats it. DONT! I dunno, cant wont",
+     ["I", "do", "nt", "know", ",", "i", "m", "sure", "that", "s", "it", ".", "DO", "NT",
+      "!", "I", "du", "n", "no", ",", "ca", "nt", "wo", "nt"]),
+    ("dont dont dont outta here; its fine, were done, Dona",
+     ["do", "nt", "do", "nt", "do", "nt", "out", "ta", "here", ";", "its", "fine", ",",
+      "were", "done", ",", "Dona"]),
 ]
 
 
@@ -123,6 +155,7 @@ def test_tf_tokenize_batch_shapes():
 _PIECES = st.sampled_from([
     "n't", "N'T", "'s", "'re", "'ll", "’m", "'", "’", ".", "..", "-", "--", "!", "?",
     "@", "/", ":", ",", "http://", "www.", "U.", "Mr", "can", "not", "gon", "na", "3",
+    "dont", "im", "du", "nno", "etc", ".doc", "`s", "*", "$", "_", "#", "~",
     "1,0", "a", "Z", "é", "ß", "😀", " ", "\t", "\u00a0", "\u2003", "\n", "_", "\x00",
     "(", ")", "\"", "“", "…", "%", "$",
 ])

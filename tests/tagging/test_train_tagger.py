@@ -94,7 +94,8 @@ def test_saved_tagger_reloads_with_identical_outputs(trained, tmp_path):
 
 def test_export_serves_raw_text_tokenized_in_the_graph(trained, tmp_path):
     tagger, _, _ = trained
-    texts = ["I can't believe it's not butter!", "The U.S. forces moved north.", "  "]
+    texts = ["I can't believe it's not butter, I dont know, im sure it's 5 p.m.",
+             "The U.S. forces moved north.", "  "]
     directory = export_tagger(tagger, str(tmp_path / "served"))
     served = tf.saved_model.load(directory).signatures["serving_default"]
     out = served(text=tf.constant(texts))
