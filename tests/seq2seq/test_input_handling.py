@@ -271,7 +271,7 @@ def _carried(number, translation, lost):
     return False
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(_TEMPLATES), _NUMBERS, _NUMBERS), min_size=1,
                 max_size=3))
 def test_every_number_is_carried_or_reported(tiny, cases):
