@@ -81,17 +81,31 @@ class _Tracer:
         with static-shape states and no tensor lists, which converts with
         builtin ops at any batch size and length (the training kernel's
         ``tf.scan`` becomes tensor-list ops, which LiteRT lacks). Any
-        other recurrent layer in a wrapper is traced as in ``plain``."""
+        other recurrent layer in a wrapper is traced as in ``plain``.
+
+        ``quantize="int8"``: TensorFlow's int8 calibrator crashes the process
+        on a ``WHILE`` loop (a segmentation fault in its calibration run), so
+        the scan is unrolled at the sequence length
+        (``scan.TFUnrolledExportScan``), which must then be fixed in
+        ``keras.Input``; the steps count towards ``checks.check_unroll``'s
+        bound."""
+        from keras_seqmodels.export import checks
         from keras_seqmodels.linear_rnn import scan
 
-        if self.quantize == "int8":
+        if self.quantize != "int8":
+            with scan.use_kernels("tf_export"):
+                return self.plain(layer, *args, **kwargs)
+        shape = getattr(args[0], "shape", None) if args else None
+        if shape is None or len(shape) < 2 or shape[1] is None:
             raise ValueError(
-                f"to_litert: layer {type(layer).__name__} '{layer.name}' runs its scan as a "
-                "WHILE loop, which quantize='int8' cannot take (TensorFlow's calibrator "
-                "crashes on a WHILE loop): use quantize='dynamic' or 'float16', or the "
-                "SavedModel export"
+                f"to_litert: layer {type(layer).__name__} '{layer.name}' runs its scan "
+                "unrolled with quantize='int8' (TensorFlow's calibrator crashes on a WHILE "
+                "loop), which needs a known sequence length: fix it in keras.Input, or use "
+                "quantize='dynamic' or 'float16' (any length)"
             )
-        with scan.use_kernels("tf_export"):
+        copies = int(shape[1]) * len(_linear_sublayers(layer))
+        self.unrolled = checks.check_unroll(getattr(self, "unrolled", 0), layer, copies, "int8")
+        with scan.use_kernels("tf_export_unrolled"):
             return self.plain(layer, *args, **kwargs)
 
     def plain(self, layer, *args, **kwargs):

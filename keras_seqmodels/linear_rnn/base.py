@@ -271,12 +271,16 @@ class LinearRecurrent(keras.layers.Layer):
         # The output of each row's last unmasked step (zeros if it has none).
         steps = ops.cast(mask, "int32")
         index = ops.shape(mask)[1] - 1 - ops.argmax(ops.flip(steps, 1), axis=1)
-        pick = ops.one_hot(index, ops.shape(mask)[1], dtype=dtype)
-        pick = pick * ops.cast(ops.any(mask, axis=1, keepdims=True), dtype)
+        index = ops.expand_dims(ops.cast(index, "int32"), 1)  # (batch, 1)
+        has_step = ops.any(mask, axis=1, keepdims=True)
 
+        # Taken, not summed against a one-hot row: the value itself (an int8
+        # LiteRT file quantizes a product and a sum over time badly).
         def at_last(c):
-            w = ops.reshape(pick, tuple(ops.shape(pick)) + (1,) * (len(c.shape) - 2))
-            return ops.sum(c * ops.cast(w, c.dtype), axis=1, keepdims=True)
+            extra = (1,) * (len(c.shape) - 2)
+            taken = ops.take_along_axis(c, ops.reshape(index, (-1, 1) + extra), axis=1)
+            keep = ops.reshape(has_step, (-1, 1) + extra)
+            return ops.where(keep, taken, ops.zeros_like(taken))
 
         last = _map((h, context), at_last)
         return self.readout(*last, training)[:, 0], finals

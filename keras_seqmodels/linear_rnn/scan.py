@@ -30,6 +30,8 @@ way of computing the scan is a kernel with two methods, tried in order:
    tensor lists, for LiteRT export only (``keras_seqmodels.export`` selects
    it while tracing; never chosen otherwise, since ``GenericScan`` always
    plans first).
+6. ``TFUnrolledExportScan``: TensorFlow, the steps unrolled at a known
+   length, for LiteRT's ``quantize="int8"`` only (selected likewise).
 
 Gradients: automatic differentiation of these forms on JAX and in the
 generic kernel; on TensorFlow the reverse scan (``TFChunkedScan``).
@@ -350,14 +352,41 @@ class TFExportScan:
         return acc
 
 
-# ``TFExportScan`` comes after ``GenericScan``, which always plans: it runs
-# only where named (``use_kernels("tf_export")``, while exporting).
+class TFUnrolledExportScan:
+    """The steps one after another, unrolled at a known length, for LiteRT's
+    ``quantize="int8"`` only (TensorFlow's int8 calibrator crashes the
+    process on a ``WHILE`` loop): ``length`` copies of ``a * h + b``
+    (``STRIDED_SLICE``, ``MUL``, ``ADD``), the states stacked along time
+    (``PACK``). Plans only when the length is static; the exporter refuses
+    an unknown length and bounds the copies first."""
+
+    name = "tf_export_unrolled"
+
+    def plan(self, call):
+        if keras.backend.backend() != "tensorflow" or call.b[0].shape[1] is None:
+            return None
+        return Plan(self, call)
+
+    def run(self, plan):
+        a, b = plan.call
+        h = tuple(x[:, 0] for x in b)  # h(0) = b(0): the initial state is folded into b
+        states = [h]
+        for t in range(1, b[0].shape[1]):
+            h = _add(_mul(tuple(x[:, t] for x in a), h), tuple(x[:, t] for x in b))
+            states.append(h)
+        return tuple(ops.stack([s[k] for s in states], axis=1) for k in range(len(b)))
+
+
+# ``TFExportScan`` and ``TFUnrolledExportScan`` come after ``GenericScan``,
+# which always plans: they run only where named (``use_kernels("tf_export")``,
+# ``use_kernels("tf_export_unrolled")``, while exporting).
 KERNELS = (
     JaxSequentialScan(),
     JaxAssociativeScan(),
     TFChunkedScan(),
     GenericScan(),
     TFExportScan(),
+    TFUnrolledExportScan(),
 )
 _active = [KERNELS]
 
@@ -370,7 +399,8 @@ def use_kernels(*names):
 
     Args:
         *names: kernel names (``"jax_sequential"``, ``"jax_associative"``,
-            ``"tf_chunked"``, ``"generic"``, ``"tf_export"``), tried in order; a kernel that
+            ``"tf_chunked"``, ``"generic"``, ``"tf_export"``, ``"tf_export_unrolled"``),
+            tried in order; a kernel that
             does not apply to the backend or device is skipped, and
             ``"generic"`` always applies.
 
