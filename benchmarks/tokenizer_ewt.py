@@ -1,7 +1,7 @@
 """How closely `seqmodels tag`'s tokenizer matches UD English EWT's tokens.
 
     python benchmarks/tokenizer_ewt.py [--data-dir ../shared/data] [--split dev]
-    python benchmarks/tokenizer_ewt.py --tag [--split dev] [--served DIR]
+    python benchmarks/tokenizer_ewt.py --tag [--split dev] [--served DIR] [--out FILE]
 
 Tokenises the raw text of each sentence (its ``# text =`` line) with
 ``keras_seqmodels.data.tokenize.tokenize`` and with a whitespace split, and
@@ -16,11 +16,17 @@ gold word counts as right when one token covers it exactly and that token's
 tag is the gold UPOS; printed with the share of words no token covers and the
 accuracy on gold tokens (``pretokenized=True``) for comparison. ``--served
 DIR`` scores a SavedModel written by ``seqmodels export ud-ewt-upos DIR``
-instead of the task (its in-graph tokenizer).
+instead of the task (its in-graph tokenizer). ``--out FILE`` also writes the
+figures, with the raw-text token scores, the command, the date, the machine
+and its load average, as JSON (``benchmarks/results/tokenizer_ewt_*.json``).
 """
 
 import argparse
+import datetime
+import json
 import os
+import platform
+import sys
 
 from keras_seqmodels.data.tokenize import tokenize
 
@@ -115,6 +121,17 @@ def tag_end_to_end(triples, served=None, batch=64):
     return right, uncovered, gold_right, total
 
 
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default="../shared/data")
@@ -122,7 +139,11 @@ def main(argv=None):
     parser.add_argument("--tag", action="store_true",
                         help="score the zoo's UPOS tagger end to end (see above)")
     parser.add_argument("--served", help="with --tag: a SavedModel of ud-ewt-upos to score")
+    parser.add_argument("--out", help="with --tag: also write the figures to this JSON file")
     args = parser.parse_args(argv)
+    if args.out and not args.tag:
+        parser.error("--out needs --tag")
+    load_start = os.getloadavg()[0]
     path = os.path.join(args.data_dir, "ud_english_ewt", f"en_ewt-ud-{args.split}.conllu")
     if args.tag:
         right, uncovered, gold_right, total = tag_end_to_end(
@@ -132,6 +153,25 @@ def main(argv=None):
         print(f"UD English EWT {args.split}: {total} words, tagger from raw text ({source})")
         print(f"UPOS end to end {right / total:.2%}  words no token covers {uncovered} "
               f"({uncovered / total:.2%})  UPOS on gold tokens {gold_right / total:.2%}")
+        if args.out:
+            exact, p, r, f1 = score(list(sentences(path)), tokenize)
+            record = {
+                "split": args.split,
+                "source": source,
+                "words": total,
+                "upos_end_to_end": right / total,
+                "words_uncovered": uncovered,
+                "upos_gold_tokens": gold_right / total,
+                "raw_text_tokens": {"sentences_exact": exact, "precision": p, "recall": r,
+                                    "f1": f1},
+                "command": "python benchmarks/tokenizer_ewt.py " + " ".join(sys.argv[1:]),
+                "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+                "load_average_start_end": [round(load_start, 2), round(os.getloadavg()[0], 2)],
+            }
+            with open(args.out, "w", encoding="utf-8") as f:
+                json.dump(record, f, indent=2)
+                f.write("\n")
         return
     pairs = list(sentences(path))
     print(f"UD English EWT {args.split}: {len(pairs)} sentences")
