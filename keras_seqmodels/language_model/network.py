@@ -1,7 +1,7 @@
 """The word-level LSTM network and its perplexity, written once.
 
 ``word_lstm`` is the id-level network of ``WordLanguageModel`` and of the
-zoo's ``ptb-lstm`` models: Embedding -> (Dropout -> LSTM) x layers ->
+zoo's word-level LSTM language models: Embedding -> (Dropout -> LSTM) x layers ->
 Dropout -> Dense(vocabulary) logits, the LSTMs being the package's
 ``Recurrent(LSTMCell)`` and dropout acting on the non-recurrent connections
 only (Zaremba et al. 2014). ``perplexity`` is the one perplexity of a word
