@@ -1,7 +1,7 @@
-"""What the zoo's MNIST models share: the digit task (``predict`` on 28 x 28
-pixel images), the splits their recipes read, and the accuracy their
-recipes report. Used by ``mnist-renet``, ``pixel-mnist`` and
-``pixel-mnist-permuted``."""
+"""What the zoo's MNIST digit models share: the digit task (``predict`` on
+28 x 28 pixel images), the splits their recipes read, and the accuracy their
+recipes report. Their specs name ``DigitTask``; their recipes call
+``load_split`` and take ``evaluate``."""
 
 import numpy as np
 

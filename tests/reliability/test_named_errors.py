@@ -155,12 +155,12 @@ IDX_BAD = st.one_of(
 @FAST
 @given(data=IDX_BAD)
 def test_bad_mnist_idx_files_are_named(tmp_path_factory, data):
-    from keras_seqmodels.zoo.models.mnist_renet import recipe
+    from keras_seqmodels.data import mnist
 
     path = tmp_path_factory.mktemp("mnist") / "train-images-idx3-ubyte.gz"
     path.write_bytes(data)
     try:
-        images = recipe.read_idx(str(path), shape=(None, 28, 28))
+        images = mnist.read_idx(str(path), shape=(None, 28, 28), owner="mnist-renet")
     except ValueError as err:
         assert str(err).startswith(f"mnist-renet: {path}"), err
     else:  # random bytes that happen to be a valid file
@@ -170,17 +170,20 @@ def test_bad_mnist_idx_files_are_named(tmp_path_factory, data):
 def test_mismatched_mnist_counts_are_named(tmp_path):
     from keras_seqmodels.zoo.models.mnist_renet import recipe
 
+    def read_split(folder, split):
+        return recipe.load_data(folder, split, False, recipe.CONFIG)
+
     (tmp_path / "t10k-images-idx3-ubyte.gz").write_bytes(gzip.compress(_idx([3, 28, 28])))
     (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(_idx([2])))
     with pytest.raises(ValueError, match="has 3 images but .*t10k-labels-idx1-ubyte.gz has 2"):
-        recipe._read_split(str(tmp_path), "test")
+        read_split(str(tmp_path), "test")
     (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(
         gzip.compress(_idx([3], payload=bytes([1, 2, 200])))
     )
     with pytest.raises(ValueError, match="holds the label 200"):
-        recipe._read_split(str(tmp_path), "test")
+        read_split(str(tmp_path), "test")
     with pytest.raises(FileNotFoundError, match="train-images-idx3-ubyte.gz"):
-        recipe._read_split(str(tmp_path), "train")
+        read_split(str(tmp_path), "train")
 
 
 # -- local TFDS builders: bad files are named before TFDS starts ----------------------------
