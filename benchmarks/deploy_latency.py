@@ -63,7 +63,10 @@ at 1 and 2 threads, in a second table (timed in the same turns).
 """
 
 import argparse
+import datetime
+import json
 import os
+import platform
 import shutil
 import statistics
 import sys
@@ -101,7 +104,38 @@ def parse_args(argv=None):
     parser.add_argument("--ptb-only", action="store_true", help="--ptb without the latency table")
     default_data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
     parser.add_argument("--data-dir", default=default_data)
+    parser.add_argument(
+        "--out",
+        help="also write the figures, the command, date, machine and 1-minute load "
+        "averages to this JSON file",
+    )
     return parser.parse_args(argv)
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _load():
+    return round(os.getloadavg()[0], 2)
+
+
+def _now():
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def write_record(path, record):
+    """``--out``: the figures with what made them (command, date, machine, load)."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=2)
+        f.write("\n")
 
 
 def ptb_perplexity(args, window=35, batch=32):
@@ -172,6 +206,14 @@ def ptb_perplexity(args, window=35, batch=32):
         kib = "-" if size is None else f"{size / 1024:.0f}"
         ratio = "-" if size is None else f"{size / results[1][1]:.2f}"
         print(f"| {name} | {kib} | {ratio} | {value:.2f} | {100 * (value / reference - 1):+.2f}% |")
+    return {
+        "model": args.ptb_model,
+        "predicted_words": n,
+        "window": window,
+        "rows": [
+            {"name": name, "file_bytes": size, "perplexity": value} for name, size, value in results
+        ],
+    }
 
 
 def build_models(args):
@@ -455,9 +497,23 @@ def main(argv=None):
 
     from keras_seqmodels import export
 
+    record = {
+        "command": "python benchmarks/deploy_latency.py " + " ".join(sys.argv[1:]),
+        "date_start": _now(),
+        "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+        "load_average_1min": {"start": _load()},
+        "versions": _versions(),
+        "config": {
+            k: getattr(args, k)
+            for k in ("length", "features", "units", "threads", "rounds", "calls", "fill_blocks",
+                      "fill_calls")
+        },
+    }  # fmt: skip
     if args.ptb or args.ptb_only:
-        ptb_perplexity(args)
+        record["ptb"] = ptb_perplexity(args)
+        record["load_average_1min"]["after_ptb"] = _load()
     if args.ptb_only:
+        _finish(args, record)
         return
     ours, theirs = build_models(args)
     rng = np.random.default_rng(args.seed)
@@ -511,7 +567,9 @@ def main(argv=None):
         for row in rows:
             got = np.concatenate([row.predict(check[i : i + 1]) for i in range(len(check))])
             errors[row.name] = float(np.max(np.abs(got - reference)))
+        record["load_average_1min"]["before_timing"] = _load()
         seconds = time_rows(rows + options, x, args.rounds, args.calls)
+        record["load_average_1min"]["after_rounds"] = _load()
         cost = fill_cost(rows, x, args.fill_blocks, args.fill_calls)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -538,6 +596,59 @@ def main(argv=None):
     print_fill_cost(cost, args.fill_blocks, args.fill_calls)
     if args.interpreter_options:
         print_options(seconds, anchor)
+    record["rows"] = [
+        {
+            "name": row.name,
+            "ops": sorted(set(row.ops)) if row.ops else [],
+            "latency_ms": seconds[row.name] * 1e3,
+            "file_bytes": row.size,
+            "max_abs_diff": errors[row.name],
+        }
+        for row in rows
+    ]
+    record["anchor"] = "litert keras LSTM loop"
+    record["fill_cost"] = [
+        {
+            "name": name,
+            "median_ms": cost[name][0] * 1e3,
+            "ratio_median": cost[name][1],
+            "ratio_quartiles": [cost[name][2][0], cost[name][2][2]],
+        }
+        for name in FILL_ROWS
+    ]
+    if args.interpreter_options:
+        record["interpreter_options"] = [
+            {
+                "runtime": runtime,
+                "delegate": "XNNPACK" if delegates else None,
+                "threads": threads,
+                "latency_ms": {
+                    file: seconds[option_name(file, runtime, delegates, threads)] * 1e3
+                    for file in ("fused", "loop", "fused dynamic")
+                },
+            }
+            for runtime, delegates, threads in OPTIONS
+        ]
+    _finish(args, record)
+
+
+def _versions():
+    from importlib import metadata
+
+    versions = {"python": platform.python_version()}
+    for name in ("tensorflow", "keras", "ai-edge-litert", "onnxruntime"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def _finish(args, record):
+    record["date_end"] = _now()
+    record["load_average_1min"]["end"] = _load()
+    if args.out:
+        write_record(args.out, record)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@
     python tools/benchmark_plots.py --check    # exit 1 if a table on the page differs
 
 Each table below is read from the files in ``benchmarks/results/`` that its section
-cites and written into BENCHMARKS.md between ``<!-- table NAME ... -->`` and
-``<!-- end of table NAME -->``; its plot, ``benchmarks/plots/NAME.png``, is drawn from
-the same rows (``plot_data(NAME)``) and shown under the table. Tables whose numbers no
+cites and written into BENCHMARKS.md (or the page ``DOC_OF`` names: docs/deploy.md)
+between ``<!-- table NAME ... -->`` and ``<!-- end of table NAME -->``; its plot,
+``benchmarks/plots/NAME.png``, is drawn from the same rows (``plot_data(NAME)``) and
+shown under the table. Tables whose numbers no
 results file holds (the scripts that made them print them) are not here.
 """
 
@@ -433,6 +434,260 @@ def _tree_data(rows):
     return out
 
 
+DEPLOY_FILE = "deploy_latency_cpu.json"
+PTB_FILES = ("deploy_ptb_lstm_small_cpu.json", "deploy_ptb_lstm_cpu.json")
+# The rows of benchmarks/deploy_latency.py as the pages name them.
+DEPLOY_NAMES = {
+    "litert fused": "LiteRT fused (float32)",
+    "litert keras LSTM loop": "LiteRT `keras.layers.LSTM` loop (anchor)",
+    "tf.lite fused": "tf.lite fused (float32)",
+    "tf.lite keras LSTM loop": "tf.lite `keras.layers.LSTM` loop",
+    "litert fused stateful, reset":
+        "LiteRT fused, `stateful=True`, `reset_all_variables` before each call",
+    "litert fused stateful, no reset":
+        "LiteRT fused, `stateful=True`, no reset (states carried over)",
+    "litert fused dynamic batch": "LiteRT fused, dynamic batch",
+    "litert fused float16": 'LiteRT fused, `quantize="float16"`',
+    "litert fused float16 dynamic batch": 'LiteRT fused, `quantize="float16"`, dynamic batch',
+    "litert fused dynamic": 'LiteRT fused, `quantize="dynamic"`',
+    "litert fused int8": 'LiteRT fused, `quantize="int8"`',
+    "savedmodel (python call)": "SavedModel (Python call)",
+    "onnxruntime": "onnxruntime (`to_onnx`, native `LSTM` node)",
+}  # fmt: skip
+
+
+def _deploy():
+    data = _file(DEPLOY_FILE)
+    return {r["name"]: r for r in data["rows"]}, data
+
+
+def _deploy_rows():
+    rows, data = _deploy()
+    anchor = rows[data["anchor"]]["latency_ms"]
+    float_size = rows["litert fused"]["file_bytes"]
+    return [
+        {**r, "label": DEPLOY_NAMES[r["name"]], "x_anchor": anchor / r["latency_ms"],
+         "x_float": r["file_bytes"] / float_size}
+        for r in data["rows"]
+    ]  # fmt: skip
+
+
+def _deploy_text(rows):
+    header = ["<format", "<ops (LiteRT main graph)", "latency ms", "sequences/s", "x anchor"]
+    header += ["file KiB", "x float file", "max abs diff"]
+    body = [
+        [r["label"], ", ".join(r["ops"]) or "-", f"{r['latency_ms']:.2f}",
+         f"{1000 / r['latency_ms']:.0f}", f"{r['x_anchor']:.2f}", f"{r['file_bytes'] / 1024:.0f}",
+         f"{r['x_float']:.2f}", f"{r['max_abs_diff']:.1e}"]
+        for r in rows
+    ]  # fmt: skip
+    return _table(header, body)
+
+
+def _deploy_data(rows):
+    return [(r["label"], "latency ms", r["latency_ms"], f"{r['latency_ms']:.2f}") for r in rows]
+
+
+DEPLOY_SUMMARY = (
+    ("onnxruntime", "ONNX Runtime, `to_onnx` (native `LSTM` node)"),
+    ("litert fused dynamic", 'LiteRT fused LSTM, `quantize="dynamic"`'),
+    ("litert fused", "LiteRT fused LSTM, float32"),
+    ("savedmodel (python call)", "SavedModel, Python call"),
+    ("litert keras LSTM loop", "LiteRT, `keras.layers.LSTM` as a `WHILE` loop"),
+)
+
+
+def _deploy_summary_rows():
+    rows, data = _deploy()
+    anchor = rows[data["anchor"]]["latency_ms"]
+    return [(label, rows[n]["latency_ms"], anchor / rows[n]["latency_ms"])
+            for n, label in DEPLOY_SUMMARY]  # fmt: skip
+
+
+def _deploy_summary_text(rows):
+    header = ["<deployment, batch 1", "latency ms", "x Keras's LSTM as a LiteRT loop"]
+    return _table(header, [[label, f"{ms:.2f}", f"{x:.2f}"] for label, ms, x in rows])
+
+
+def _deploy_summary_data(rows):
+    return [(label, "latency ms", ms, f"{ms:.2f}") for label, ms, _ in rows]
+
+
+DOCS_DEPLOY = (
+    ("litert fused", "LiteRT fused, float32"),
+    ("litert keras LSTM loop", "LiteRT `WHILE` loop of `keras.layers.LSTM`"),
+    ("litert fused float16", 'LiteRT fused, `quantize="float16"`'),
+    ("litert fused float16 dynamic batch",
+     'LiteRT fused, `quantize="float16"`, dynamic batch (`batch_size=None`)'),
+    ("litert fused dynamic", 'LiteRT fused, `quantize="dynamic"`'),
+    ("litert fused int8", 'LiteRT fused, `quantize="int8"`'),
+    ("savedmodel (python call)", "SavedModel, Python call"),
+    ("onnxruntime", "ONNX Runtime, `to_onnx`"),
+)  # fmt: skip
+
+
+def _deploy_docs_rows():
+    by_name = {r["name"]: r for r in _deploy_rows()}
+    return [dict(by_name[n], label=label) for n, label in DOCS_DEPLOY]
+
+
+def _deploy_docs_text(rows):
+    header = ["<file", "latency ms", "x `keras.layers.LSTM` as a LiteRT `WHILE` loop", "size"]
+    header += ["max abs diff from `model.predict`"]
+    body = [
+        [r["label"], f"{r['latency_ms']:.2f}", f"{r['x_anchor']:.2f}",
+         f"{r['file_bytes'] / 1024:.0f} KiB ({r['x_float']:.2f}x)", f"{r['max_abs_diff']:.1e}"]
+        for r in rows
+    ]  # fmt: skip
+    return _table(header, body)
+
+
+FILL_NAMES = {
+    "litert fused": ("`stateful=False` (default), batch 1", "FILL x 2 (constant shape)"),
+    "litert fused dynamic batch": ("`stateful=False`, dynamic batch, run at batch 1",
+                                   "SHAPE, SLICE, CONCATENATION, FILL x 2"),
+    "litert fused stateful, reset": ("`stateful=True`, `reset_all_variables` before each call",
+                                     "-"),
+    "litert fused stateful, no reset": ("`stateful=True`, no reset", "-"),
+}  # fmt: skip
+
+
+def _fill_rows():
+    return _file(DEPLOY_FILE)["fill_cost"]
+
+
+def _fill_text(rows):
+    header = ["<file", "<ops before the LSTM", "ms (median)"]
+    header += ["time / `stateful=True` without reset, median (quartiles)"]
+    body = []
+    for r in rows:
+        low, high = r["ratio_quartiles"]
+        body.append([*FILL_NAMES[r["name"]], f"{r['median_ms']:.3f}",
+                     f"{r['ratio_median']:.3f} ({low:.3f}-{high:.3f})"])  # fmt: skip
+    return _table(header, body)
+
+
+def _fill_data(rows):
+    out = []
+    for r in rows:
+        label, (low, high) = FILL_NAMES[r["name"]][0], r["ratio_quartiles"]
+        out.append((label, "time ÷ no reset", r["ratio_median"], f"{r['ratio_median']:.3f} ("))
+        out.append((label, "time ÷ no reset low", low, f"({low:.3f}-"))
+        out.append((label, "time ÷ no reset high", high, f"-{high:.3f})"))
+    return out
+
+
+OPTION_FILES = (
+    ("fused", "fused float32"),
+    ("loop", "Keras loop"),
+    ("fused dynamic", "fused dynamic"),
+)
+
+
+def _options_rows():
+    rows, data = _deploy()
+    anchor = rows[data["anchor"]]["latency_ms"]
+    return [dict(r, anchor=anchor) for r in data["interpreter_options"]]
+
+
+def _options_label(r):
+    return f"{r['runtime']} | {r['delegate'] or 'none'} | {r['threads']}"
+
+
+def _options_text(rows):
+    header = ["<interpreter", "<default delegate", "threads"]
+    header += [name for _, name in OPTION_FILES] + ["fused / loop, same setting"]
+    body = []
+    for r in rows:
+        ms = r["latency_ms"]
+        cells = [f"{ms[f]:.2f} ({r['anchor'] / ms[f]:.2f}x)" for f, _ in OPTION_FILES]
+        body.append([*_options_label(r).split(" | "), *cells,
+                     f"{ms['loop'] / ms['fused']:.2f}x"])  # fmt: skip
+    return _table(header, body)
+
+
+def _options_data(rows):
+    return [
+        (_options_label(r), name, r["latency_ms"][f], f"{r['latency_ms'][f]:.2f} (")
+        for r in rows
+        for f, name in OPTION_FILES
+    ]
+
+
+PTB_NAMES = {
+    "Keras (model.predict_on_batch)": "Keras (`predict_on_batch`)",
+    "LiteRT float32": "LiteRT float32",
+    "LiteRT dynamic": 'LiteRT `quantize="dynamic"`',
+    "LiteRT int8": 'LiteRT `quantize="int8"`',
+}
+
+
+def _ptb_rows():
+    rows = []
+    for name in PTB_FILES:
+        if not os.path.exists(os.path.join(RESULTS, name)):
+            continue
+        ptb = _file(name)["ptb"]
+        reference = ptb["rows"][1]
+        for r in ptb["rows"]:
+            rows.append({**r, "model": ptb["model"], "reference": reference})
+    return rows
+
+
+def _ptb_label(r):
+    return f"`{r['model']}`, {PTB_NAMES[r['name']]}"
+
+
+def _ptb_text(rows):
+    header = ["<model", "file KiB", "x float file", "test perplexity", "vs LiteRT float32"]
+    body = []
+    for r in rows:
+        ref, size = r["reference"], r["file_bytes"]
+        body.append([
+            _ptb_label(r), "-" if size is None else f"{size / 1024:.0f}",
+            "-" if size is None else f"{size / ref['file_bytes']:.2f}", f"{r['perplexity']:.2f}",
+            f"{100 * (r['perplexity'] / ref['perplexity'] - 1):+.2f}%",
+        ])  # fmt: skip
+    return _table(header, body)
+
+
+def _ptb_data(rows):
+    return [(_ptb_label(r), r["model"], r["perplexity"], f"{r['perplexity']:.2f}") for r in rows]
+
+
+def _ptb_docs_rows():
+    models = {}
+    for r in _ptb_rows():
+        models.setdefault(r["model"], {})[r["name"]] = r
+    return list(models.items())
+
+
+def _ptb_docs_text(rows):
+    header = ["<model", "float32", '`"dynamic"`', '`"int8"`']
+    body = []
+    for model, r in rows:
+        ref = r["LiteRT float32"]
+        cells = [f"{ref['perplexity']:.2f}, {ref['file_bytes'] / 1024:.0f} KiB"]
+        for q in ("LiteRT dynamic", "LiteRT int8"):
+            p = r[q]["perplexity"]
+            cells.append(f"{p:.2f} ({100 * (p / ref['perplexity'] - 1):+.2f}%), "
+                         f"{r[q]['file_bytes'] / ref['file_bytes']:.2f}x")  # fmt: skip
+        keras = r["Keras (model.predict_on_batch)"]["perplexity"]
+        body.append([f"`{model}` (Keras: {keras:.2f})", *cells])
+    return _table(header, body)
+
+
+def _ptb_docs_data(rows):
+    out = []
+    for model, r in rows:
+        label = f"`{model}` (Keras: {r['Keras (model.predict_on_batch)']['perplexity']:.2f})"
+        for q, series in (("LiteRT float32", "float32"), ("LiteRT dynamic", "dynamic"),
+                          ("LiteRT int8", "int8")):  # fmt: skip
+            p = r[q]["perplexity"]
+            out.append((label, series, p, f"{p:.2f}"))
+    return out
+
+
 TABLES = {
     "summary": (summary_rows, _summary_text, _summary_data),
     "cpu": (_cpu_rows, _cpu_text, _cpu_data),
@@ -443,7 +698,17 @@ TABLES = {
     "translation_xla": (_xla_rows, _xla_text, _xla_data),
     "generate": (_generate_rows, _generate_text, _generate_data),
     "drop_in": (_drop_in_rows, _drop_in_text, _drop_in_data),
+    "deploy_summary": (_deploy_summary_rows, _deploy_summary_text, _deploy_summary_data),
+    "deploy": (_deploy_rows, _deploy_text, _deploy_data),
+    "deploy_fill": (_fill_rows, _fill_text, _fill_data),
+    "deploy_interpreters": (_options_rows, _options_text, _options_data),
+    "deploy_ptb": (_ptb_rows, _ptb_text, _ptb_data),
+    "deploy_lstm_docs": (_deploy_docs_rows, _deploy_docs_text, _deploy_data),
+    "deploy_ptb_docs": (_ptb_docs_rows, _ptb_docs_text, _ptb_docs_data),
 }
+DEPLOY_DOC = os.path.join(ROOT, "docs", "deploy.md")
+# The page each table is on: BENCHMARKS.md unless named here.
+DOC_OF = {"deploy_lstm_docs": DEPLOY_DOC, "deploy_ptb_docs": DEPLOY_DOC}
 TITLES = {
     "summary": "tokens/s as a multiple of Keras's layer (batch 32 x 100, 128 → 256)",
     "cpu": "CPU: the package's layer ÷ Keras's, tokens/s (log scale)",
@@ -454,9 +719,16 @@ TITLES = {
     "translation_xla": "multi30k-en-de decoding: ms per sentence (median)",
     "generate": "seqmodels generate, 30 words: seconds (log scale)",
     "drop_in": "Drop-in layers ÷ Keras's, tokens/s (median, range over processes)",
+    "deploy_summary": "One LSTM (128 → 256, 100 steps) at batch 1: latency ms",
+    "deploy": "Deployment formats, batch 1 LSTM: latency ms",
+    "deploy_fill": "Zero-state FILL: time ÷ stateful file's, no reset",
+    "deploy_interpreters": "LiteRT interpreter settings: latency ms",
+    "deploy_ptb": "PTB test perplexity through LiteRT (windows of 35 words)",
+    "deploy_lstm_docs": "Batch 1 LSTM in each deployment file: latency ms",
+    "deploy_ptb_docs": "PTB test perplexity through LiteRT",
 }
 LOG_SCALE = {"cpu", "gpu_keras_call", "generate", "trees"}
-RATIO_PLOTS = {"summary", "cpu", "gpu_jit", "gpu_keras_call", "drop_in"}
+RATIO_PLOTS = {"summary", "cpu", "gpu_jit", "gpu_keras_call", "drop_in", "deploy_fill"}
 
 
 def table(name):
@@ -532,9 +804,18 @@ def plot_path(name):
     return os.path.join(PLOTS, f"{name}.png")
 
 
+def doc_path(name):
+    return DOC_OF.get(name, DOC)
+
+
+def plot_link(name):
+    """The plot's path as the page ``name`` is on links it."""
+    return os.path.relpath(plot_path(name), os.path.dirname(doc_path(name))).replace(os.sep, "/")
+
+
 def documented_table(name, text=None):
     if text is None:
-        with open(DOC, encoding="utf-8") as f:
+        with open(doc_path(name), encoding="utf-8") as f:
             text = f.read()
     begin, end = markers(name)
     return text[text.index(begin) + len(begin) : text.index(end)].strip()
@@ -551,25 +832,32 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare, write nothing")
     args = parser.parse_args(argv)
-    with open(DOC, encoding="utf-8") as f:
-        text = f.read()
-    new = text
+    pages = {}
     for name in TABLES:
+        path = doc_path(name)
+        if path not in pages:
+            with open(path, encoding="utf-8") as f:
+                pages[path] = [f.read()] * 2
+        new = pages[path][1]
         begin, end = markers(name)
         start, stop = new.index(begin) + len(begin), new.index(end)
-        new = new[:start] + "\n" + table(name) + "\n" + new[stop:]
+        pages[path][1] = new[:start] + "\n" + table(name) + "\n" + new[stop:]
     if args.check:
         missing = [n for n in TABLES if not os.path.exists(plot_path(n))]
-        if new != text or missing:
-            print("BENCHMARKS.md's tables or plots differ from the results files: "
-                  "run python tools/benchmark_plots.py", file=sys.stderr)  # fmt: skip
+        changed = [os.path.relpath(p, ROOT) for p, (old, new) in pages.items() if old != new]
+        if changed or missing:
+            print(f"tables or plots differ from the results files "
+                  f"({', '.join(changed + missing)}): run python tools/benchmark_plots.py",
+                  file=sys.stderr)  # fmt: skip
             return 1
         return 0
     os.makedirs(PLOTS, exist_ok=True)
     for name in TABLES:
         draw(name, plot_path(name))
-    with open(DOC, "w", encoding="utf-8") as f:
-        f.write(new)
+    for path, (old, new) in pages.items():
+        if new != old:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(new)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""BENCHMARKS.md's tables are the results files' numbers, and each has its plot.
+"""BENCHMARKS.md's (and docs/deploy.md's) tables are the results files' numbers, and
+each has its plot.
 
 tools/benchmark_plots.py reads every table from the files in benchmarks/results/
 that its section cites; here each table is made again from those files and must be
@@ -38,10 +39,10 @@ def test_plot_is_beside_its_table_and_small(name):
     assert os.path.getsize(path) < 100_000
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    with open(plots.DOC, encoding="utf-8") as f:
+    with open(plots.doc_path(name), encoding="utf-8") as f:
         text = f.read()
     after = text[text.index(plots.markers(name)[1]) :].split("\n")[:3]
-    assert f"(benchmarks/plots/{name}.png)" in "\n".join(after)
+    assert f"({plots.plot_link(name)})" in "\n".join(after)
 
 
 def test_summary_rows_are_the_fastest_of_each_peer():
@@ -74,3 +75,20 @@ def test_a_changed_result_changes_the_table(monkeypatch):
 def test_check_passes_on_the_page():
     assert plots.main(["--check"]) == 0
     assert ROOT == plots.ROOT
+
+
+def test_a_changed_deployment_result_changes_both_pages(monkeypatch):
+    # docs/deploy.md's tables follow benchmarks/deploy_latency.py's file as
+    # BENCHMARKS.md's do.
+    original = plots._file
+
+    def slower(name):
+        data = original(name)
+        if name == plots.DEPLOY_FILE:
+            data = dict(data, rows=[dict(r, latency_ms=2 * r["latency_ms"]) for r in data["rows"]])
+        return data
+
+    monkeypatch.setattr(plots, "_file", slower)
+    assert plots.table("deploy") != plots.documented_table("deploy")
+    assert plots.table("deploy_lstm_docs") != plots.documented_table("deploy_lstm_docs")
+    assert plots.main(["--check"]) == 1
