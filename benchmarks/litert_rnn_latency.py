@@ -24,10 +24,15 @@ difference from ``model.predict`` over 4 batches.
 
     python benchmarks/litert_rnn_latency.py
     python benchmarks/litert_rnn_latency.py --length 20 --units 32 --rounds 2   # quick
+    python benchmarks/litert_rnn_latency.py --out benchmarks/results/litert_rnn_latency_cpu.json
+
+``--out``: also write the figures, with the command, date, machine and 1-minute load
+averages, to a JSON file.
 """
 
 import argparse
 import os
+import platform
 import shutil
 import sys
 import tempfile
@@ -36,7 +41,15 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from deploy_latency import LiteRTRow, time_rows  # noqa: E402
+from deploy_latency import (  # noqa: E402
+    LiteRTRow,
+    _cpu_name,
+    _load,
+    _now,
+    _versions,
+    time_rows,
+    write_record,
+)
 
 
 def parse_args(argv=None):
@@ -49,6 +62,7 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="also write the figures to this JSON file")
     return parser.parse_args(argv)
 
 
@@ -126,6 +140,16 @@ def main(argv=None):
 
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    record = {
+        "command": "python benchmarks/litert_rnn_latency.py " + " ".join(sys.argv[1:]),
+        "date_start": _now(),
+        "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+        "load_average_1min": [_load()],
+        "versions": _versions(),
+        "config": {k: getattr(args, k) for k in ("length", "features", "units", "threads",
+                                                 "rounds", "calls")},
+        "batches": [],
+    }  # fmt: skip
     nets = models(args)
     rng = np.random.default_rng(args.seed)
     folder = tempfile.mkdtemp(prefix="litert_rnn_latency_")
@@ -141,6 +165,15 @@ def main(argv=None):
                     for x in checks
                 )
             seconds = time_rows(rows, checks[0], args.rounds, args.calls)
+            record["load_average_1min"].append(_load())
+            record["batches"].append({
+                "batch": batch,
+                "rows": [
+                    {"name": row.name, "layer": row.net, "ms": seconds[row.name] * 1e3,
+                     "while_loop": "WHILE" in row.ops, "max_abs_diff": errors[row.name]}
+                    for row in rows
+                ],
+            })  # fmt: skip
             print(
                 f"\nbatch {batch} x {args.length} steps, {args.features} -> {args.units}; "
                 f"{args.threads} threads"
@@ -156,6 +189,9 @@ def main(argv=None):
                 )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    record["date_end"] = _now()
+    if args.out:
+        write_record(args.out, record)
 
 
 if __name__ == "__main__":

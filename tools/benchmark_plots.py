@@ -688,6 +688,60 @@ def _ptb_docs_data(rows):
     return out
 
 
+LITERT_RNN_FILE = "litert_rnn_latency_cpu.json"
+LITERT_RNN_NAMES = {
+    "keras GRU": "Keras, `Recurrent(GRUCell)` (reset-before)",
+    "litert GRU loop": "GRU reset-before: LiteRT loop, float32",
+    "litert GRU loop dynamic": 'GRU reset-before: LiteRT loop, `"dynamic"`',
+    "keras GRU reset-after": "Keras, `GRUCell(reset_after=True)`",
+    "litert GRU reset-after loop": "GRU reset-after: LiteRT loop, float32",
+    "litert GRU reset-after loop dynamic": 'GRU reset-after: LiteRT loop, `"dynamic"`',
+    "keras Elman": "Keras, `Recurrent(ElmanCell)`",
+    "litert Elman fused": "Elman: LiteRT fused `UNIDIRECTIONAL_SEQUENCE_RNN`, float32",
+    "litert Elman fused dynamic": 'Elman: LiteRT fused, `"dynamic"`',
+    "litert Elman loop": "Elman: LiteRT loop (the fused op switched off), float32",
+    "litert Elman loop dynamic": 'Elman: LiteRT loop, `"dynamic"`',
+}
+
+
+def _litert_rnn_rows():
+    batches = _file(LITERT_RNN_FILE)["batches"]
+    rows = []
+    for i, r in enumerate(batches[0]["rows"]):
+        per_batch = []
+        for b in batches:
+            same = b["rows"][i]
+            keras = next(k for k in b["rows"] if k["name"] == f"keras {same['layer']}")
+            per_batch.append((b["batch"], same["ms"], keras["ms"] / same["ms"],
+                              same["max_abs_diff"]))  # fmt: skip
+        rows.append({"label": LITERT_RNN_NAMES[r["name"]], "keras": r["name"].startswith("keras"),
+                     "while": r["while_loop"], "batches": per_batch})  # fmt: skip
+    return rows
+
+
+def _litert_rnn_text(rows):
+    batches = [b for b, *_ in rows[0]["batches"]]
+    header = ["<file"] + [f"batch {b}: ms (Keras ÷ file)" for b in batches] + ["`WHILE`"]
+    header += [f"max abs diff from `model.predict` (batch {' / '.join(map(str, batches))})"]
+    body = []
+    for r in rows:
+        cells = [f"{ms:.2f}" if r["keras"] else f"{ms:.2f} ({x:.2f}x)"
+                 for _, ms, x, _ in r["batches"]]  # fmt: skip
+        diff = "-" if r["keras"] else " / ".join(f"{d:.1e}" for *_, d in r["batches"])
+        loop = "-" if r["keras"] else ("yes" if r["while"] else "no")
+        body.append([r["label"], *cells, loop, diff])
+    return _table(header, body)
+
+
+def _litert_rnn_data(rows):
+    return [
+        (r["label"], f"batch {b}", x, f"({x:.2f}x)")
+        for r in rows
+        if not r["keras"]
+        for b, _, x, _ in r["batches"]
+    ]
+
+
 TABLES = {
     "summary": (summary_rows, _summary_text, _summary_data),
     "cpu": (_cpu_rows, _cpu_text, _cpu_data),
@@ -705,10 +759,16 @@ TABLES = {
     "deploy_ptb": (_ptb_rows, _ptb_text, _ptb_data),
     "deploy_lstm_docs": (_deploy_docs_rows, _deploy_docs_text, _deploy_data),
     "deploy_ptb_docs": (_ptb_docs_rows, _ptb_docs_text, _ptb_docs_data),
+    "litert_rnn": (_litert_rnn_rows, _litert_rnn_text, _litert_rnn_data),
+    "litert_rnn_docs": (_litert_rnn_rows, _litert_rnn_text, _litert_rnn_data),
 }
 DEPLOY_DOC = os.path.join(ROOT, "docs", "deploy.md")
 # The page each table is on: BENCHMARKS.md unless named here.
-DOC_OF = {"deploy_lstm_docs": DEPLOY_DOC, "deploy_ptb_docs": DEPLOY_DOC}
+DOC_OF = {
+    "deploy_lstm_docs": DEPLOY_DOC,
+    "deploy_ptb_docs": DEPLOY_DOC,
+    "litert_rnn_docs": DEPLOY_DOC,
+}
 TITLES = {
     "summary": "tokens/s as a multiple of Keras's layer (batch 32 x 100, 128 → 256)",
     "cpu": "CPU: the package's layer ÷ Keras's, tokens/s (log scale)",
@@ -726,9 +786,20 @@ TITLES = {
     "deploy_ptb": "PTB test perplexity through LiteRT (windows of 35 words)",
     "deploy_lstm_docs": "Batch 1 LSTM in each deployment file: latency ms",
     "deploy_ptb_docs": "PTB test perplexity through LiteRT",
+    "litert_rnn": "GRU and Elman as LiteRT files: Keras's time ÷ the file's",
+    "litert_rnn_docs": "GRU and Elman as LiteRT files: Keras's time ÷ the file's",
 }
 LOG_SCALE = {"cpu", "gpu_keras_call", "generate", "trees"}
-RATIO_PLOTS = {"summary", "cpu", "gpu_jit", "gpu_keras_call", "drop_in", "deploy_fill"}
+RATIO_PLOTS = {
+    "summary",
+    "cpu",
+    "gpu_jit",
+    "gpu_keras_call",
+    "drop_in",
+    "deploy_fill",
+    "litert_rnn",
+    "litert_rnn_docs",
+}
 
 
 def table(name):
