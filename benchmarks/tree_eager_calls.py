@@ -9,13 +9,29 @@ batch with more nodes, and prints wall milliseconds per call:
     KERAS_BACKEND=tensorflow python benchmarks/tree_eager_calls.py
 
 (To time an older version, run it with ``PYTHONPATH`` pointing at a checkout of it.)
+``--out FILE.json`` also writes the figures with the command, date, machine and the
+1-minute load average.
 """
 
 import argparse
+import datetime
 import json
 import os
+import platform
 import statistics
+import sys
 import time
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
 
 
 def main(argv=None):
@@ -25,7 +41,10 @@ def main(argv=None):
     p.add_argument("--units", type=int, default=64)
     p.add_argument("--nodes", type=int, default=64, help="padded node count of the batch")
     p.add_argument("--variant", default="n_ary", choices=["n_ary", "child_sum"])
+    p.add_argument("--out", help="also write the figures to this JSON file")
     args = p.parse_args(argv)
+    load_start = os.getloadavg()[0]
+    date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
     import keras
     import numpy as np
@@ -41,7 +60,9 @@ def main(argv=None):
         x = rng.standard_normal(encoded["levels"].shape + (args.units,)).astype("float32")
         return [x, encoded["children"], encoded["levels"]]
 
-    layer = ks.trees.TreeLSTM(args.units, variant=args.variant)
+    # Older versions (timed through PYTHONPATH) had the layer in ks.layers.
+    tree_lstm = getattr(trees, "TreeLSTM", None) or ks.layers.TreeLSTM
+    layer = tree_lstm(args.units, variant=args.variant)
     inputs = batch(args.nodes)
     times = []
     for _ in range(args.calls):
@@ -53,7 +74,7 @@ def main(argv=None):
     start = time.perf_counter()
     keras.ops.convert_to_numpy(layer(other)[1])
     new_shape = 1000 * (time.perf_counter() - start)
-    print(json.dumps({
+    record = {
         "backend": keras.backend.backend(),
         "module": ks.__file__,
         "load_average": os.getloadavg(),
@@ -61,7 +82,19 @@ def main(argv=None):
         "later_same_shape_ms": times[1:],
         "later_median_ms": statistics.median(times[1:]),
         "new_shape_ms": new_shape,
-    }, indent=1))  # fmt: skip
+    }
+    print(json.dumps(record, indent=1))
+    if args.out:
+        record.update({
+            "command": "python benchmarks/tree_eager_calls.py " + " ".join(sys.argv[1:]),
+            "date": date,
+            "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+            "load_average_1min_start_end": [round(load_start, 2), round(os.getloadavg()[0], 2)],
+            "config": vars(args),
+        })  # fmt: skip
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(record, f, indent=2)
+            f.write("\n")
 
 
 if __name__ == "__main__":

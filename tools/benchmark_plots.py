@@ -742,6 +742,40 @@ def _litert_rnn_data(rows):
     ]
 
 
+TREE_EAGER_FILES = (
+    ("tree_eager_calls_jax_before.json", "before (loop traced and compiled at every eager call)"),
+    ("tree_eager_calls_jax.json", "now (one `jax.jit` per layer, reused per input signature)"),
+)
+
+
+def _tree_eager_rows():
+    return [(label, _file(name)) for name, label in TREE_EAGER_FILES]
+
+
+def _tree_eager_text(rows):
+    later = len(rows[0][1]["later_same_shape_ms"])
+    header = ["<", "first call", f"later calls, same shape (median of {later})"]
+    header += ["first call of a new shape"]
+    body = []
+    for label, r in rows:
+        times = r["later_same_shape_ms"]
+        body.append([label, f"{r['first_ms'] / 1000:.1f} s",
+                     f"{r['later_median_ms']:,.0f} ms ({min(times):,.0f}-{max(times):,.0f})",
+                     f"{r['new_shape_ms'] / 1000:.1f} s"])  # fmt: skip
+    return _table(header, body)
+
+
+def _tree_eager_data(rows):
+    out = []
+    for label, r in rows:
+        out.append((label, "first call", r["first_ms"], f"{r['first_ms'] / 1000:.1f} s"))
+        median = r["later_median_ms"]
+        out.append((label, "later calls (median)", median, f"{median:,.0f} ms ("))
+        out.append((label, "first call, new shape", r["new_shape_ms"],
+                    f"{r['new_shape_ms'] / 1000:.1f} s"))  # fmt: skip
+    return out
+
+
 TABLES = {
     "summary": (summary_rows, _summary_text, _summary_data),
     "cpu": (_cpu_rows, _cpu_text, _cpu_data),
@@ -761,6 +795,7 @@ TABLES = {
     "deploy_ptb_docs": (_ptb_docs_rows, _ptb_docs_text, _ptb_docs_data),
     "litert_rnn": (_litert_rnn_rows, _litert_rnn_text, _litert_rnn_data),
     "litert_rnn_docs": (_litert_rnn_rows, _litert_rnn_text, _litert_rnn_data),
+    "tree_eager": (_tree_eager_rows, _tree_eager_text, _tree_eager_data),
 }
 DEPLOY_DOC = os.path.join(ROOT, "docs", "deploy.md")
 # The page each table is on: BENCHMARKS.md unless named here.
@@ -788,8 +823,9 @@ TITLES = {
     "deploy_ptb_docs": "PTB test perplexity through LiteRT",
     "litert_rnn": "GRU and Elman as LiteRT files: Keras's time ÷ the file's",
     "litert_rnn_docs": "GRU and Elman as LiteRT files: Keras's time ÷ the file's",
+    "tree_eager": "TreeLSTM(64), eager calls on JAX: ms (log scale)",
 }
-LOG_SCALE = {"cpu", "gpu_keras_call", "generate", "trees"}
+LOG_SCALE = {"cpu", "gpu_keras_call", "generate", "trees", "tree_eager"}
 RATIO_PLOTS = {
     "summary",
     "cpu",
@@ -850,7 +886,7 @@ def draw(name, path):
     if name in LOG_SCALE:
         ax.set_xscale("log")
         low, high = ax.get_xlim()
-        steps = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 500, 1000)
+        steps = (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 500, 1000, 10000)
         ticks = [t for t in steps if low <= t <= high]
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
         ax.minorticks_off()
