@@ -13,12 +13,17 @@ timings on a 2-core CPU (BENCHMARKS.md).
 
 ``--chunks 1,2`` times the reverse loop in 1 and 2 chunks of steps with each
 block count (``kernels.FusedKernel.chunks``; the package uses 2 chunks where
-it uses row blocks for the LSTM).
+it uses row blocks for the LSTM). ``--out FILE.json`` also writes the medians
+with the command, date, machine and the 1-minute load average.
 """
 
 import argparse
+import datetime
 import functools
+import json
 import os
+import platform
+import sys
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
@@ -75,7 +80,10 @@ def main():
         "default: the package's choice",
     )
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--out", help="also write the medians to this JSON file")
     args = parser.parse_args()
+    load_start = round(os.getloadavg()[0], 2)
+    date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     batch, steps, features, units = (int(v) for v in args.shape.split(","))
     x = jnp.asarray(np.random.default_rng(0).standard_normal((batch, steps, features)), "float32")
     make_cell, peer = CELLS[args.cell]
@@ -106,6 +114,39 @@ def main():
         t, i = np.median(train), np.median(infer)
         ratios = f"({ref[0] / t:.2f} / {ref[1] / i:.2f})"
         print(f"  {name:22s} {1e3 * t:7.1f} / {1e3 * i:6.1f}   {ratios}")
+    if args.out:
+        record = {
+            "cell": args.cell,
+            "shape": args.shape,
+            "repeats": args.repeats,
+            "median_ms": {
+                name: {
+                    "train": 1e3 * float(np.median(train)),
+                    "infer": 1e3 * float(np.median(infer)),
+                }
+                for name, (train, infer) in times.items()
+            },
+            "command": "KERAS_BACKEND=jax python benchmarks/row_groups.py "
+            + " ".join(sys.argv[1:]),
+            "date": date,
+            "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+            "load_average_1min_start_end": [load_start, round(os.getloadavg()[0], 2)],
+            "versions": {"jax": jax.__version__, "keras": keras.__version__},
+        }
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(record, f, indent=2)
+            f.write("\n")
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
 
 
 if __name__ == "__main__":

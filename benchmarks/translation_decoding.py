@@ -20,11 +20,18 @@ median, mean, min and max milliseconds per sentence of the later calls, the
 ratios, and the load average before and after.
 
     python benchmarks/translation_decoding.py --predict --baseline --sentences 10 --repeats 2
+
+``--out FILE.json`` (with ``--predict``): also write those figures with the command, date,
+machine and the 1-minute load averages.
 """
 
 import argparse
+import datetime
+import json
 import os
+import platform
 import statistics
+import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,6 +43,17 @@ def _load_average():
         return f"{os.getloadavg()[0]:.1f}"
     except OSError:
         return "n/a"
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
 
 
 def _timed(fn, *args):
@@ -92,12 +110,16 @@ def main(argv=None):
                    help="passes over the sentences (--predict)")
     p.add_argument("--baseline", action="store_true",
                    help="--predict: also time the per-call tf.function of before")
+    p.add_argument("--out", help="--predict: also write the figures to this JSON file")
     args = p.parse_args(argv)
+    if args.out and not args.predict:
+        p.error("--out needs --predict")
 
     with open(args.input, encoding="utf-8") as f:
         lines = f.read().splitlines()[: args.sentences]
     if args.predict:
         load = _load_average()
+        date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         first, later, same = predict_latency(lines, args.beam, args.repeats, args.baseline)
         print(f"task.predict, {len(lines)} sentences x {args.repeats} passes, "
               f"CPUs: {os.cpu_count()}, load average (1 min) {load} -> {_load_average()}")
@@ -114,6 +136,23 @@ def main(argv=None):
                 print(f"{search}: later calls {medians[before] / medians[now]:.1f}x faster "
                       f"(median), first call {first[before] / first[now]:.2f}x")
             print(f"same translations: {same}")
+        if args.out:
+            record = {
+                "sentences": len(lines),
+                "repeats": args.repeats,
+                "beam": args.beam,
+                "first_call_s": first,
+                "later_calls_ms": {n: [1000 * s for s in t] for n, t in later.items()},
+                "later_median_ms": medians,
+                "same_translations": {str(k): v for k, v in same.items()},
+                "command": "python benchmarks/translation_decoding.py " + " ".join(sys.argv[1:]),
+                "date": date,
+                "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+                "load_average_1min_start_end": [float(load), float(_load_average())],
+            }
+            with open(args.out, "w", encoding="utf-8") as f:
+                json.dump(record, f, indent=2)
+                f.write("\n")
         return
 
     import tensorflow as tf

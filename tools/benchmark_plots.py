@@ -776,6 +776,84 @@ def _tree_eager_data(rows):
     return out
 
 
+ROW_GROUP_FILES = (
+    "row_groups_jax_lstm.json",
+    "row_groups_jax_gru.json",
+    "row_groups_jax_lstm_b128.json",
+    "row_groups_jax_elman.json",
+)
+ROW_GROUP_COLUMNS = (
+    ("keras", "Keras"),
+    ("1 block(s), 1 chunk(s)", "1 block, 1 chunk"),
+    ("1 block(s), 2 chunk(s)", "1 block, 2 chunks"),
+    ("2 block(s), 1 chunk(s)", "2 blocks, 1 chunk"),
+    ("2 block(s), 2 chunk(s)", "2 blocks, 2 chunks"),
+)
+
+
+def _row_groups_rows():
+    rows = []
+    for name in ROW_GROUP_FILES:
+        r = _file(name)
+        batch, steps, features, units = r["shape"].split(",")
+        label = f"{r['cell']}, {batch} x {steps}, {features} → {units}"
+        rows.append((label, r["median_ms"]))
+    return rows
+
+
+def _row_groups_text(rows):
+    header = ["<cell, batch x length, input → units"] + [h for _, h in ROW_GROUP_COLUMNS]
+    body = []
+    for label, ms in rows:
+        cells = [f"{ms[k]['train']:.1f} / {ms[k]['infer']:.1f}" if k in ms else ""
+                 for k, _ in ROW_GROUP_COLUMNS]  # fmt: skip
+        body.append([label, *cells])
+    return _table(header, body)
+
+
+def _row_groups_data(rows):
+    return [
+        (label, header, ms[k]["train"], f"{ms[k]['train']:.1f} /")
+        for label, ms in rows
+        for k, header in ROW_GROUP_COLUMNS
+        if k in ms
+    ]
+
+
+PREDICT_FILE = "translation_predict_latency_cpu.json"
+
+
+def _predict_rows():
+    r = _file(PREDICT_FILE)
+    rows = []
+    for search, label in (("greedy", "greedy"), (f"beam{r['beam']}", f"beam {r['beam']}")):
+        get = {v: (r["first_call_s"][f"{search} {v}"], r["later_calls_ms"][f"{search} {v}"],
+                   r["later_median_ms"][f"{search} {v}"]) for v in ("before", "now")}  # fmt: skip
+        rows.append((label, get))
+    return rows
+
+
+def _predict_text(rows):
+    header = ["<search", "first call before", "first call now"]
+    header += ["later calls before, median (min-max)", "later calls now, median (min-max)"]
+    header += ["later calls"]
+    body = []
+    for label, get in rows:
+        later = [f"{get[v][2]:,.0f} ms ({min(get[v][1]):,.0f}-{max(get[v][1]):,.0f})"
+                 for v in ("before", "now")]  # fmt: skip
+        body.append([label, f"{get['before'][0]:.1f} s", f"{get['now'][0]:.1f} s", *later,
+                     f"{get['before'][2] / get['now'][2]:.1f}x faster"])  # fmt: skip
+    return _table(header, body)
+
+
+def _predict_data(rows):
+    return [
+        (label, f"later calls {v}, median", get[v][2], f"{get[v][2]:,.0f} ms (")
+        for label, get in rows
+        for v in ("before", "now")
+    ]
+
+
 TABLES = {
     "summary": (summary_rows, _summary_text, _summary_data),
     "cpu": (_cpu_rows, _cpu_text, _cpu_data),
@@ -796,6 +874,8 @@ TABLES = {
     "litert_rnn": (_litert_rnn_rows, _litert_rnn_text, _litert_rnn_data),
     "litert_rnn_docs": (_litert_rnn_rows, _litert_rnn_text, _litert_rnn_data),
     "tree_eager": (_tree_eager_rows, _tree_eager_text, _tree_eager_data),
+    "row_groups": (_row_groups_rows, _row_groups_text, _row_groups_data),
+    "translation_predict": (_predict_rows, _predict_text, _predict_data),
 }
 DEPLOY_DOC = os.path.join(ROOT, "docs", "deploy.md")
 # The page each table is on: BENCHMARKS.md unless named here.
@@ -824,8 +904,18 @@ TITLES = {
     "litert_rnn": "GRU and Elman as LiteRT files: Keras's time ÷ the file's",
     "litert_rnn_docs": "GRU and Elman as LiteRT files: Keras's time ÷ the file's",
     "tree_eager": "TreeLSTM(64), eager calls on JAX: ms (log scale)",
+    "row_groups": "Fused JAX loop, forward + backward: ms (log scale)",
+    "translation_predict": "multi30k-en-de predict, one sentence a call: ms (log scale)",
 }
-LOG_SCALE = {"cpu", "gpu_keras_call", "generate", "trees", "tree_eager"}
+LOG_SCALE = {
+    "cpu",
+    "gpu_keras_call",
+    "generate",
+    "trees",
+    "tree_eager",
+    "row_groups",
+    "translation_predict",
+}
 RATIO_PLOTS = {
     "summary",
     "cpu",
