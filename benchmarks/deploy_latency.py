@@ -48,6 +48,13 @@ state carried over).
     python benchmarks/deploy_latency.py --ptb   # also ptb-lstm-small's test perplexity
     python benchmarks/deploy_latency.py --ptb-only --ptb-model ptb-lstm   # only that, 2 x 650
     python benchmarks/deploy_latency.py --interpreter-options   # XNNPACK on/off, 1/2 threads
+    python benchmarks/deploy_latency.py --rounds 7 --interpreter-options \
+        --out benchmarks/results/deploy_latency_cpu.json   # also the figures as JSON
+
+``--out``: every table's figures (and ``--ptb``'s), with the command, the start and end
+dates, the machine (CPU model, cores), the package versions and the 1-minute load average
+at the start, before and after the timed rounds and at the end, in one JSON file (the one
+``tools/benchmark_plots.py`` builds BENCHMARKS.md's and docs/deploy.md's tables from).
 
 ``--ptb``: the ``--ptb-model`` zoo network (default ``ptb-lstm-small``) as LiteRT
 float32, dynamic and int8 (calibrated on 256 windows of the training text), its
