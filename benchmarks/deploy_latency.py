@@ -48,8 +48,7 @@ state carried over).
     python benchmarks/deploy_latency.py --ptb   # also ptb-lstm-small's test perplexity
     python benchmarks/deploy_latency.py --ptb-only --ptb-model ptb-lstm   # only that, 2 x 650
     python benchmarks/deploy_latency.py --interpreter-options   # XNNPACK on/off, 1/2 threads
-    python benchmarks/deploy_latency.py --rounds 7 --interpreter-options \
-        --out benchmarks/results/deploy_latency_cpu.json   # also the figures as JSON
+    python benchmarks/deploy_latency.py --interpreter-options --out FILE.json   # also as JSON
 
 ``--out``: every table's figures (and ``--ptb``'s), with the command, the start and end
 dates, the machine (CPU model, cores), the package versions and the 1-minute load average
