@@ -224,29 +224,36 @@ def check_weight_bytes(model, writer, quantize=None):
 
 def _constants(content, weights=()):
     """``(owner, type name, element count)`` of each constant tensor of rank
-    2 or more in the file's main graph (the weight matrices). ``owner`` is
-    the Keras weight whose values the tensor holds (``weights``: ``(path,
-    values)`` pairs; a fused op's gate block holds part of one), else the
-    tensor's name in the file."""
+    2 or more in the file, in every graph (a loop's body holds the weights
+    its steps read): the weight matrices. A float constant whose values are
+    all equal (a zero state, a fill) is not one. ``owner`` is the Keras
+    weight whose values the tensor holds (``weights``: ``(path, values)``
+    pairs; a fused op's gate block holds part of one), else the tensor's
+    name in the file."""
     from tensorflow.lite.python import schema_py_generated as schema
 
     from keras_seqmodels.export.litert_flatbuffer import _read
     from keras_seqmodels.export.litert_runtime import tensor_values
 
     model = _read(content)
-    graph = model.subgraphs[0]
     types = {v: k for k, v in vars(schema.TensorType).items() if not k.startswith("_")}
-    out = []
-    for index, tensor in enumerate(graph.tensors):
-        data = model.buffers[tensor.buffer].data
-        shape = list(tensor.shape) if tensor.shape is not None else []
-        if data is None or not len(data) or len(shape) < 2:
-            continue
-        name = tensor.name.decode() if isinstance(tensor.name, bytes) else str(tensor.name)
-        kind = types.get(tensor.type, "?")
-        if kind in ("FLOAT32", "FLOAT16") and weights:
-            name = _owner(tensor_values(model, graph, index), weights) or name
-        out.append((name, kind, int(np.prod(shape))))
+    out, seen = [], set()
+    for graph in model.subgraphs:
+        for index, tensor in enumerate(graph.tensors):
+            data = model.buffers[tensor.buffer].data
+            shape = list(tensor.shape) if tensor.shape is not None else []
+            if data is None or not len(data) or len(shape) < 2 or tensor.buffer in seen:
+                continue
+            seen.add(tensor.buffer)
+            name = tensor.name.decode() if isinstance(tensor.name, bytes) else str(tensor.name)
+            kind = types.get(tensor.type, "?")
+            if kind in ("FLOAT32", "FLOAT16"):
+                values = tensor_values(model, graph, index)
+                if values is not None and values.size and np.ptp(values) == 0:
+                    continue
+                if weights:
+                    name = _owner(values, weights) or name
+            out.append((name, kind, int(np.prod(shape))))
     return out
 
 

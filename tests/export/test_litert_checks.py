@@ -139,6 +139,18 @@ def test_dynamic_quantization_of_small_layers_says_so(tmp_path):
     assert export_warnings(large, tmp_path / "large.tflite", quantize="dynamic") == []
 
 
+def test_dynamic_quantization_of_a_loop_reads_the_loop_body(tmp_path):
+    # batch_size=1 writes the GRU as a WHILE loop: its int8 weights are in the
+    # loop's body graph and the main graph holds only the zero state, which is
+    # no weight matrix. Nothing was left float32: no warning.
+    x = keras.Input((6, 16))
+    model = keras.Model(x, ks.layers.Recurrent(ks.cells.GRUCell(64))(x))
+    path = tmp_path / "loop.tflite"
+    assert export_warnings(model, path, quantize="dynamic", batch_size=1) == []
+    constants = checks._constants(path.read_bytes())
+    assert sorted(kind for _, kind, _ in constants) == ["INT8", "INT8"], constants
+
+
 def test_float16_at_a_dynamic_batch_says_what_stays_float32(tmp_path):
     found = export_warnings(lstm_model(16), tmp_path / "f16.tflite", quantize="float16")
     assert len(found) == 1 and "quantize='float16' kept" in found[0], found
