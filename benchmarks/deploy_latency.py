@@ -79,6 +79,8 @@ import sys
 import tempfile
 import time
 
+from machine import machine  # noqa: E402 (beside this script)
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
@@ -117,16 +119,6 @@ def parse_args(argv=None):
     )
     return parser.parse_args(argv)
 
-
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def _load():
@@ -506,7 +498,7 @@ def main(argv=None):
     record = {
         "command": "python benchmarks/deploy_latency.py " + " ".join(sys.argv[1:]),
         "date_start": _now(),
-        "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+        "machine": machine(),
         "load_average_1min": {"start": _load()},
         "versions": _versions(),
         "config": {

@@ -32,7 +32,6 @@ averages, to a JSON file.
 
 import argparse
 import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -43,13 +42,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from deploy_latency import (  # noqa: E402
     LiteRTRow,
-    _cpu_name,
     _load,
     _now,
     _versions,
     time_rows,
     write_record,
 )
+from machine import machine  # noqa: E402 (beside this script)
 
 
 def parse_args(argv=None):
@@ -143,7 +142,7 @@ def main(argv=None):
     record = {
         "command": "python benchmarks/litert_rnn_latency.py " + " ".join(sys.argv[1:]),
         "date_start": _now(),
-        "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+        "machine": machine(),
         "load_average_1min": [_load()],
         "versions": _versions(),
         "config": {k: getattr(args, k) for k in ("length", "features", "units", "threads",

@@ -22,9 +22,10 @@ import datetime
 import functools
 import json
 import os
-import platform
 import sys
 import time
+
+from machine import machine  # noqa: E402 (beside this script)
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
@@ -129,7 +130,7 @@ def main():
             "command": "KERAS_BACKEND=jax python benchmarks/row_groups.py "
             + " ".join(sys.argv[1:]),
             "date": date,
-            "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+            "machine": machine(),
             "load_average_1min_start_end": [load_start, round(os.getloadavg()[0], 2)],
             "versions": {"jax": jax.__version__, "keras": keras.__version__},
         }
@@ -137,16 +138,6 @@ def main():
             json.dump(record, f, indent=2)
             f.write("\n")
 
-
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":

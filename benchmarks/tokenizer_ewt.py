@@ -25,8 +25,9 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import sys
+
+from machine import machine  # noqa: E402 (beside this script)
 
 from keras_seqmodels.data.tokenize import tokenize
 
@@ -121,16 +122,6 @@ def tag_end_to_end(triples, served=None, batch=64):
     return right, uncovered, gold_right, total
 
 
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -166,7 +157,7 @@ def main(argv=None):
                                     "f1": f1},
                 "command": "python benchmarks/tokenizer_ewt.py " + " ".join(sys.argv[1:]),
                 "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+                "machine": machine(),
                 "load_average_start_end": [round(load_start, 2), round(os.getloadavg()[0], 2)],
             }
             with open(args.out, "w", encoding="utf-8") as f:

@@ -29,10 +29,11 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
+
+from machine import machine  # noqa: E402 (beside this script)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLE = os.path.join(HERE, "..", "tests", "fixtures", "multi30k", "test2016_sample.en")
@@ -44,16 +45,6 @@ def _load_average():
     except OSError:
         return "n/a"
 
-
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def _timed(fn, *args):
@@ -147,7 +138,7 @@ def main(argv=None):
                 "same_translations": {str(k): v for k, v in same.items()},
                 "command": "python benchmarks/translation_decoding.py " + " ".join(sys.argv[1:]),
                 "date": date,
-                "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+                "machine": machine(),
                 "load_average_1min_start_end": [float(load), float(_load_average())],
             }
             with open(args.out, "w", encoding="utf-8") as f:

@@ -17,21 +17,11 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
 
-
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
+from machine import machine  # noqa: E402 (beside this script)
 
 
 def main(argv=None):
@@ -88,7 +78,7 @@ def main(argv=None):
         record.update({
             "command": "python benchmarks/tree_eager_calls.py " + " ".join(sys.argv[1:]),
             "date": date,
-            "machine": f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores",
+            "machine": machine(),
             "load_average_1min_start_end": [round(load_start, 2), round(os.getloadavg()[0], 2)],
             "config": vars(args),
         })  # fmt: skip
