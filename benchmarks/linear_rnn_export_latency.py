@@ -46,6 +46,8 @@ import sys
 import tempfile
 import time
 
+from machine import cpu_name  # noqa: E402 (beside this script)
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
@@ -245,7 +247,7 @@ def main(argv=None):
         "date_utc": started,
         "finished_utc": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "machine": {
-            "cpu": _cpu_name(),
+            "cpu": cpu_name(),
             "cores": os.cpu_count(),
             "platform": platform.platform(),
             "python": platform.python_version(),
@@ -281,17 +283,6 @@ def _dist(name):
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
-
-
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":
