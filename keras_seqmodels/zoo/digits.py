@@ -24,11 +24,7 @@ class DigitTask(Task):
     input_kind = "array"
     input_expected = EXPECTED
 
-    def is_single(self, inputs):
-        try:
-            return np.ndim(inputs) == 2
-        except ValueError:  # ragged: refused as a batch by predict_batch
-            return False
+    single_ndim = 2
 
     def predict_batch(self, inputs):
         try:

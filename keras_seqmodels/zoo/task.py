@@ -99,9 +99,20 @@ class Task:
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}: {self.info['task']}>"
 
+    # For an "array" task: the number of dimensions of one input (a batch has
+    # one more). ``None``: one input is a string.
+    single_ndim = None
+
     def is_single(self, inputs):
         """Whether ``inputs`` is one raw input rather than a list of them."""
-        return isinstance(inputs, str)
+        if self.single_ndim is None:
+            return isinstance(inputs, str)
+        import numpy as np
+
+        try:
+            return np.ndim(inputs) == self.single_ndim
+        except ValueError:  # ragged: refused as a batch by predict_batch
+            return False
 
     def run_model(self, inputs):
         """The model's outputs for one batch of its inputs, as NumPy.

@@ -16,13 +16,7 @@ class CopyTask(Task):
 
     input_kind = "array"
 
-    def is_single(self, inputs):
-        import numpy as np
-
-        try:
-            return np.ndim(inputs) == 2
-        except ValueError:  # ragged: refused as a batch by predict_batch
-            return False
+    single_ndim = 2
 
     def predict_batch(self, inputs):
         import numpy as np
