@@ -2,6 +2,7 @@
 
     python benchmarks/tokenizer_ewt.py [--data-dir ../shared/data] [--split dev]
     python benchmarks/tokenizer_ewt.py --tag [--split dev] [--served DIR] [--out FILE]
+    python benchmarks/tokenizer_ewt.py --coverage [--split train] [--show N]
 
 Tokenises the raw text of each sentence (its ``# text =`` line) with
 ``keras_seqmodels.data.tokenize.tokenize`` and with a whitespace split, and
@@ -19,9 +20,15 @@ DIR`` scores a SavedModel written by ``seqmodels export ud-ewt-upos DIR``
 instead of the task (its in-graph tokenizer). ``--out FILE`` also writes the
 figures, with the raw-text token scores, the command, the date, the machine
 and its load average, as JSON (``benchmarks/results/tokenizer_ewt_*.json``).
+
+With ``--coverage``, the tokenizer alone (no tagger, seconds): the gold words
+joined by spaces are tokenised as ``--tag`` does, and the gold words that no
+token covers exactly are counted and listed (``--show N``: the N most frequent,
+each with a sentence it is in), for finding conventions on train and dev.
 """
 
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -87,6 +94,21 @@ def covered(tokens, words):
     return out
 
 
+def uncovered_words(pairs, split=tokenize):
+    """``(words, [(gold word, tokens of its sentence, sentence)])`` for the
+    gold words of ``pairs`` that no token of ``split`` applied to the words
+    joined by spaces covers exactly."""
+    total, missed = 0, []
+    for _, words in pairs:
+        text = " ".join(words)
+        tokens = split(text)
+        total += len(words)
+        for w, index in zip(words, covered(tokens, words)):
+            if index is None:
+                missed.append((w, tokens, text))
+    return total, missed
+
+
 def tag_end_to_end(triples, served=None, batch=64):
     """``(right, uncovered, gold_right, words)`` for the zoo tagger on
     whitespace-joined gold words (see the module docstring)."""
@@ -131,9 +153,15 @@ def main(argv=None):
                         help="score the zoo's UPOS tagger end to end (see above)")
     parser.add_argument("--served", help="with --tag: a SavedModel of ud-ewt-upos to score")
     parser.add_argument("--out", help="with --tag: also write the figures to this JSON file")
+    parser.add_argument("--coverage", action="store_true",
+                        help="the tokenizer alone: gold words no token covers (see above)")
+    parser.add_argument("--show", type=int, default=40,
+                        help="with --coverage: list this many uncovered words (default 40)")
     args = parser.parse_args(argv)
     if args.out and not args.tag:
         parser.error("--out needs --tag")
+    if args.coverage and args.tag:
+        parser.error("--coverage and --tag are separate modes")
     load_start = os.getloadavg()[0]
     path = os.path.join(args.data_dir, "ud_english_ewt", f"en_ewt-ud-{args.split}.conllu")
     if args.tag:
@@ -165,6 +193,20 @@ def main(argv=None):
                 f.write("\n")
         return
     pairs = list(sentences(path))
+    if args.coverage:
+        total, missed = uncovered_words(pairs)
+        print(f"UD English EWT {args.split}: {len(pairs)} sentences, {total} words; "
+              f"{len(missed)} ({len(missed) / total:.2%}) no token covers "
+              "(gold words joined by spaces)")
+        counts = collections.Counter(w for w, _, _ in missed)
+        example = {}
+        for w, tokens, text in missed:
+            example.setdefault(w, (tokens, text))
+        for w, n in counts.most_common(args.show):
+            tokens, text = example[w]
+            near = [t for t in tokens if t in w or w in t][:6]
+            print(f"{n:4d}  {w!r:30s} tokens near it: {near}")
+        return
     print(f"UD English EWT {args.split}: {len(pairs)} sentences")
     for name, split in (("tokenize", tokenize), ("whitespace", str.split)):
         exact, p, r, f1 = score(pairs, split)

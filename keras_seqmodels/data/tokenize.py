@@ -16,23 +16,27 @@ zoo's tagger was trained on:
   ...), and so do contractions written without their apostrophe (``dont`` ->
   ``do``, ``nt``; ``cant`` -> ``ca``, ``nt``; ``im`` -> ``i``, ``m``;
   ``thats`` -> ``that``, ``s``; ``youre``, ``ive``, ``dunno`` -> ``du``,
-  ``n``, ``no``), a closed list (``its``, ``were``, ``ill`` stay whole);
+  ``n``, ``no``), a closed list (``its``, ``were``, ``ill`` stay whole),
+  and ``I'ma`` becomes ``I``, ``'m``, ``a``; but ``'em`` and ``'n`` (``tell
+  'em``, ``rock 'n roll``) are one token, and so are a dropped g
+  (``cookin'``, ``nothin'``) and a word with one or two letters after an
+  inner apostrophe that are no clitic (``Gu'ud``, ``Purus'a``, ``ma'am``);
 - kept whole: numbers with separators (``3.5``, ``1,000``, ``10:30``,
   ``12/31/2020``), phone numbers (``713-853-3989``, ``1-800-991-9019``,
-  ``+1``), dates (``01-Feb-02``, ``11-20-2000``; a range such as ``3-4`` is
-  split), decades (``'80s``, ``80's``), decimals (``.15``), abbreviations of
-  single letters (``U.S.``, ``e.g.``, ``U.S``, ``i.e``; ``U.S.A``, ``a.k.a``
-  before a space) and capital initials before a space (``J. Smith``; not
-  ``I.``), common titles and short forms (``Mr.``, ``Dr.``, ``Gen.``,
-  ``Sat.``, ``Inc.``, ``etc.``, ``Calif.``, ``hrs.``, ``Vol.``); but an
-  abbreviation that ends the text gives its period to the sentence
-  (``... etc.`` -> ``etc``, ``.``; ``at 5 p.m.`` -> ``p.m``, ``.``), as EWT
-  does; URLs (``http://...``, ``www....``; closing punctuation is split
-  off), e-mail addresses and user names (``bob@ENRON``,
-  ``Perry@ENRON_DEVELOPMENT``, ``@example.com``, ``@Ryan``,
-  ``mailto:...``), dotted names and files (``alt.animals.cat``,
-  ``Space.com``, ``misc.consumers.frugal-living``, ``TEXT.htm``, ``.doc``,
-  ``ld2d-#69366-1.DOC``, ``02-05-02.doc``),
+  ``+1``, an extension ``x3-9890``), dates (``01-Feb-02``, ``11-20-2000``;
+  a range such as ``3-4`` is split), decades (``'80s``, ``80's``), decimals
+  (``.15``), abbreviations of single letters (``U.S.``, ``e.g.``, ``U.S``,
+  ``i.e``; ``U.S.A``, ``a.k.a`` before a space) and capital initials before
+  a space (``J. Smith``; not ``I.``), common titles and short forms
+  (``Mr.``, ``Dr.``, ``Gen.``, ``Sat.``, ``Inc.``, ``etc.``, ``Calif.``,
+  ``hrs.``, ``Vol.``, ``Maj.``, ``Fax.``, ``eg.``); but an abbreviation that
+  ends the text gives its period to the sentence (``... etc.`` -> ``etc``,
+  ``.``; ``at 5 p.m.`` -> ``p.m``, ``.``), as EWT does; URLs
+  (``http://...``, ``www....``; closing punctuation is split off), e-mail
+  addresses and user names (``bob@ENRON``, ``Perry@ENRON_DEVELOPMENT``,
+  ``@example.com``, ``@Ryan``, ``mailto:...``), dotted names and files
+  (``alt.animals.cat``, ``Space.com``, ``misc.consumers.frugal-living``,
+  ``TEXT.htm``, ``.doc``, ``ld2d-#69366-1.DOC``, ``02-05-02.doc``),
   words after the prefixes that EWT keeps hyphenated (``e-mail``,
   ``non-Microsoft``, ``anti-war``, ``re-read``; other hyphenated words are
   split), inner apostrophes (``O'Neill``), ``AT&T``, ``b/c``, ``w/o``,
@@ -41,7 +45,8 @@ zoo's tagger was trained on:
 - emoticons are one token (``:)``, ``:-(``, ``;-)``, ``:D``, ``(:``, ``^^``,
   ``^_^``, ``-_-``, ``>:(``, ``<3``), and so are runs of marks or symbols
   (``.?``, ``!.``, ``….``, ``,,``, ``:?``, ``**``, ``***``, ``<<``, ``==``,
-  ``----==``) and a double quote written as two apostrophes (``''``).
+  ``----==``, ``))``, ``""``) and a double quote written as two apostrophes
+  (``''``).
 
 On UD English EWT dev (``benchmarks/tokenizer_ewt.py``) 99.4% token F1
 from the raw text, and 15 of 25,147 gold words that no token covers when
@@ -96,6 +101,11 @@ TITLES = (
     "sec", "secs", "sq", "pp", "pg", "est", "vol", "Vol", "fig", "Fig", "ref", "Ref",
     "tel", "Tel", "Ph", "esp", "Esp", "cf", "viz", "al", "Sec", "Sect", "Para",
     "Conf", "Assn", "Assoc", "Bros", "Univ", "Mgr", "Hwy", "Rd", "PS", "ps",
+    # Titles and ranks of the common English lists (Moses' non-breaking
+    # prefixes), contact labels beside Tel. (Fax., Mob.), and e.g. / i.e.
+    # written without their inner period (eg., ie.).
+    "Adm", "Asst", "Bldg", "Brig", "Cmdr", "Cpl", "Hon", "Maj", "Messrs", "Mme", "Mlle",
+    "Msgr", "Pfc", "Pvt", "Supt", "Nos", "Fax", "Mob", "eg", "ie",
 )
 # Prefixes that EWT keeps joined to the rest of the word by a hyphen
 # (e-mail, non-profit, anti-war, ...), where other hyphenated words are split;
@@ -148,9 +158,10 @@ def _pattern(engine):
     tokens: (1, 2) a word and the ``n't`` after it, or a word or letters
     abbreviation and the period that ends the text, (3) a token kept whole
     (URL, e-mail, file name, abbreviation, date, phone number, number,
-    dotted name, prefixed word, emoticon...), (4, 5) a clitic (``'s``...)
-    or a capital initial and the space or punctuation after it (that check
-    stands in for a look-ahead), (6, 7, 8) ``cannot``, ``gonna``,
+    dotted name, prefixed word, emoticon...), (4, 5) a clitic (``'s``...),
+    a capital initial, ``'em``, ``'n``, a dropped g (``cookin'``) or a word
+    with a short ending after an apostrophe (``Gu'ud``), and the space or
+    punctuation after it (that check stands in for a look-ahead), (6, 7, 8) ``cannot``, ``gonna``,
     ``wanna``, ``gotta``, ``outta`` as two words (``can not``, ``gon
     na``...), as in EWT, and what follows, (9) a lone ``n't``, a run
     of punctuation, one punctuation mark or a word.
@@ -172,11 +183,12 @@ def _pattern(engine):
     # space (taken along, and dropped by the split), so that P.O.Box stays
     # P.O. Box.
     letters = r"(?:[A-Za-z]\.)+[A-Za-z] "
-    # Phone numbers (713-853-3989, 1-800-991-9019, 713/853-5025, 3-5213),
+    # Phone numbers (713-853-3989, 1-800-991-9019, 713/853-5025, 3-5213,
     # ZIP+4 codes, dates (11-20-2000, 01-Feb-02); ranges such as 3-4 or
     # 1969-1970 are split, as in EWT.
+    # An extension may be written with its x (x3-9890).
     phone = (
-        r"\+?(?:[0-9]+[-/])*[0-9]{1,3}-[0-9]{4}|[0-9]{5}-[0-9]{4}"
+        r"(?:\+|[xX])?(?:[0-9]+[-/])*[0-9]{1,3}-[0-9]{4}|[0-9]{5}-[0-9]{4}"
         r"|[0-9]{1,2}-[0-9]{1,2}-[0-9]{2,4}"
     )
     date = rf"[0-9]{{1,2}}-(?:{'|'.join(MONTHS)})[a-z]*-[0-9]{{2,4}}"
@@ -203,13 +215,23 @@ def _pattern(engine):
     backquote = ((0x60, 0x60),)
     clitic = f"[{_ranges(APOSTROPHES + backquote, engine)}](?:[sSmMdD]|[rR][eE]|[vV][eE]|[lL][lL])"
     # Runs: dots and marks (..., ?!, .?, ….), symbols (**, <<, ==, ----==, //),
-    # quotes written as two apostrophes ('' ’’), ,, and :? or ,?.
+    # quotes written as two apostrophes ('' ’’), ,, and :? or ,?, and runs of
+    # one bracket or double quote ((, )), "").
     punct_run = (
-        rf"[.!?…]{{2,}}|[-=*+~#<>^$|/\\\\]{{2,}}|''|’’|‘’|‘‘|[,:]\?|,{{2,}}|[{punct}]"
+        rf"[.!?…]{{2,}}|[-=*+~#<>^$|/\\\\]{{2,}}|''|’’|‘’|‘‘|[,:]\?|,{{2,}}"
+        rf"|\(\(+|\)\)+|\[\[+|\]\]+|\{{\{{+|\}}\}}+|\"\"+|[{punct}]"
     )
     fused_head = "|".join(_anycase(w) for w in ("can", "gon", "wan", "got", "out"))
     fused_tail = "|".join(_anycase(w) for w in ("not", "na", "ta"))
     initial = "[A-HJ-Z]\\."  # a capital initial (not I.) before a space
+    # Before a space or punctuation too: 'em and 'n ("tell 'em", "rock 'n
+    # roll"), a dropped g (cookin', nothin'), and a name with one or two
+    # letters after an inner apostrophe that are no clitic (Gu'ud, Purus'a,
+    # Hawai'i, ma'am; not it's, I'd, we're, I've, you'll).
+    elided = f"{apos}(?:[eE][mM]|[nN])|[a-z]+in{apos}"
+    short = "".join(c for c in "abcdefghijklmnopqrstuvwxyz" if c not in "dlmrstv")
+    short = f"[{short}{short.upper()}][A-Za-z]?|[rRvV][a-df-zA-DF-Z]?|[lL][a-km-zA-KM-Z]?"
+    short_apostrophe = f"[A-Za-z]+{apos}(?:{short})"
     # The period of an abbreviation that ends the text is the sentence's own
     # (etc ., p.m ., U.S .), as in EWT: taken off before the rest is tried.
     final_stem = rf"{word}+?|(?:[A-Za-z]\.)+[A-Za-z]"
@@ -217,7 +239,7 @@ def _pattern(engine):
         f"({final_stem})({negation}|\\. *$)"
         f"|({url}|{email}|{file_name}|{letters}|{abbreviation}|{titles}|{date}|{phone}"
         f"|{number}|{dotted}|{prefixed}|{inner_apostrophe}|{emoticon}|{named}|{censored})"
-        f"|({clitic}|{initial})([{space}]|{punct_run})"
+        f"|({clitic}|{initial}|{elided}|{short_apostrophe})([{space}]|{punct_run})"
         f"|({fused_head})({fused_tail})([{space}]|{punct_run})"
         f"|({negation}|{punct_run}|{word}+)"
     )
@@ -249,6 +271,9 @@ BARE_PATTERNS = tuple(
 BARE_REWRITES = tuple(
     " " + " ".join(f"\\{i + 1}" for i in range(len(parts))) + " " for parts in _BARE
 )
+# I'ma is I 'm a in EWT: the first pass gives I ' ma.
+BARE_PATTERNS += (" ([iI]) +(['’]) +([mM])([aA]) ",)
+BARE_REWRITES += (" \\1 \\2\\3 \\4 ",)
 
 
 PYTHON_PATTERN = _pattern("python")

@@ -106,6 +106,21 @@ CASES = [
     ("I dont know, im sure thats it. DONT! I dunno, cant wont",
      ["I", "do", "nt", "know", ",", "i", "m", "sure", "that", "s", "it", ".", "DO", "NT",
       "!", "I", "du", "n", "no", ",", "ca", "nt", "wo", "nt"]),
+    # 'em and 'n, a dropped g, and I'ma (I 'm a), as in EWT.
+    ("tell 'em, wash 'n fold; I'ma keep cookin' nothin'.",
+     ["tell", "'em", ",", "wash", "'n", "fold", ";", "I", "'m", "a", "keep", "cookin'",
+      "nothin'", "."]),
+    # One or two letters after an inner apostrophe that are no clitic stay in
+    # the word; clitics are still split.
+    ("Al-Gu'ud, Purus'a and ma'am in Hawai'i; it's I'd we're I've you'll",
+     ["Al", "-", "Gu'ud", ",", "Purus'a", "and", "ma'am", "in", "Hawai'i", ";", "it", "'s",
+      "I", "'d", "we", "'re", "I", "'ve", "you", "'ll"]),
+    # An extension with its x; runs of one bracket or double quote.
+    ("Call x3-9890 (( now )) or \"\" DB", ["Call", "x3-9890", "((", "now", "))", "or", '""',
+                                          "DB"]),
+    # More abbreviations: ranks, contact labels, e.g. without its inner period.
+    ("Maj. Lee, Tel. 1 Fax. 2 Mob. 3, eg. this", ["Maj.", "Lee", ",", "Tel.", "1", "Fax.", "2",
+                                                 "Mob.", "3", ",", "eg.", "this"]),
     ("dont dont dont outta here; its fine, were done, Dona",
      ["do", "nt", "do", "nt", "do", "nt", "out", "ta", "here", ";", "its", "fine", ",",
       "were", "done", ",", "Dona"]),
@@ -157,7 +172,8 @@ _PIECES = st.sampled_from([
     "@", "/", ":", ",", "http://", "www.", "U.", "Mr", "can", "not", "gon", "na", "3",
     "dont", "im", "du", "nno", "etc", ".doc", "`s", "*", "$", "_", "#", "~",
     "1,0", "a", "Z", "é", "ß", "😀", " ", "\t", "\u00a0", "\u2003", "\n", "_", "\x00",
-    "(", ")", "\"", "“", "…", "%", "$",
+    "(", ")", "\"", "“", "…", "%", "$", "'em", "in'", "'n", "ud", "((", "]]", "x3-", "9890",
+    "I'ma", "Fax.", "eg", "'a",
 ])
 _TEXT = st.one_of(
     st.lists(_PIECES, max_size=25).map("".join),
