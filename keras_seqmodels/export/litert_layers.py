@@ -8,8 +8,9 @@ Keras 2 LSTM (``_marked_lstm``), which the converter fuses into
 ``UnidirectionalSequenceRnn`` (``_register_rnn_stub``, ``_sequence_rnn``),
 which it legalizes into ``UNIDIRECTIONAL_SEQUENCE_RNN``; every other layer
 is called as usual and converts as builtin ops (a ``WHILE`` loop for a
-recurrent layer; a ``linear_rnn`` layer's scan as ``scan.TFExportScan``, a
-``WHILE`` loop without tensor lists, in ``_Tracer.linear``). A new layer
+recurrent layer; a ``linear_rnn`` layer's scan as ``scan.TFExportScan``,
+blocks of unrolled steps around a ``WHILE`` loop without tensor lists, in
+``_Tracer.linear``). A new layer
 type with a fused LiteRT form gets its weight reader (like
 ``_lstm_weights``), its case in ``_Tracer.call`` and its traced function
 here, and its flatbuffer fix-ups, if any, in ``litert_flatbuffer``.
@@ -77,10 +78,12 @@ class _Tracer:
 
     def linear(self, layer, *args, **kwargs):
         """A layer of ``keras_seqmodels.linear_rnn`` (or a wrapper holding
-        one): its scan as ``scan.TFExportScan``, a ``WHILE`` loop over time
+        one): its scan as ``scan.TFExportScan``, blocks of 16 unrolled steps
+        (their ends in blocks of 16) around a ``WHILE`` loop over the rest,
         with static-shape states and no tensor lists, which converts with
-        builtin ops at any batch size and length (the training kernel's
-        ``tf.scan`` becomes tensor-list ops, which LiteRT lacks). Any
+        builtin ops at any batch size and length and costs time linear in
+        the length (the training kernel's ``tf.scan`` becomes tensor-list
+        ops, which LiteRT lacks). Any
         other recurrent layer in a wrapper is traced as in ``plain``.
 
         ``quantize="int8"``: TensorFlow's int8 calibrator crashes the process

@@ -26,8 +26,9 @@ way of computing the scan is a kernel with two methods, tried in order:
    with an unknown batch and length, runs eagerly, in a ``tf.function``
    and under XLA.
 4. ``GenericScan``: ``keras.ops.associative_scan``, any backend (PyTorch).
-5. ``TFExportScan``: TensorFlow, a ``tf.while_loop`` over time with no
-   tensor lists, for LiteRT export only (``keras_seqmodels.export`` selects
+5. ``TFExportScan``: TensorFlow, blocks of unrolled steps around a short
+   ``tf.while_loop`` with no tensor lists (work linear in the length), for
+   LiteRT export only (``keras_seqmodels.export`` selects
    it while tracing; never chosen otherwise, since ``GenericScan`` always
    plans first).
 6. ``TFUnrolledExportScan``: TensorFlow, the steps unrolled at a known
@@ -232,7 +233,12 @@ class TFChunkedScan:
 
         # Tensors, not variables: a variable read inside would need its own
         # gradient from the custom gradient.
-        return scan_with_gradient(*(tf.convert_to_tensor(x) for x in a + b))
+        h = scan_with_gradient(*(tf.convert_to_tensor(x) for x in a + b))
+        # The loop's function is traced for any shape: give the states the
+        # shape of ``b`` back (a layer after this one reads its width).
+        for x in h:
+            x.set_shape(b[0].shape)
+        return h
 
     def _chunked(self, a, b, c):
         import tensorflow as tf
@@ -302,17 +308,37 @@ class GenericScan:
 
 
 class TFExportScan:
-    """A ``tf.while_loop`` over time for export (TensorFlow; LiteRT).
+    """The scan in blocks of steps around a short ``tf.while_loop``, for
+    export (TensorFlow; LiteRT).
 
     Selected only while a file is written (``use_kernels("tf_export")`` in
-    ``keras_seqmodels.export``), never for training: the state has a static
-    shape and the states of all steps grow by concatenation along time, so
-    the loop holds no TensorArray / TensorList and LiteRT's converter writes
-    it with builtin ops only (``WHILE``, ``GATHER``, ``MUL``, ``ADD``,
-    ``CONCATENATION``), at an unknown batch and length. No custom gradient:
-    export traces inference only."""
+    ``keras_seqmodels.export``), never for training. The time axis is cut
+    into blocks of ``blocks[0]`` steps (the tail padded with steps that keep
+    the state, ``a = 1``, ``b = 0``); within every block at once, the steps
+    are unrolled: the states from a zero start ``L(i)`` and the products of
+    the coefficients ``P(i) = a(i) ... a(1)``. The state entering each block
+    is the scan of the blocks' last ``(P, L)``, computed the same way with
+    ``blocks[1]``, and so on; the last level is a ``tf.while_loop`` of one
+    step per iteration over ``length / prod(blocks)`` steps, its states
+    growing by concatenation. Then ``h(i) = P(i) * h_in + L(i)``.
+
+    Every op works on whole tensors, so the work grows linearly in the
+    length (the ``WHILE`` loop runs 1/256 of the steps at ``(16, 16)``; a
+    loop of one step per iteration copies its growing states at every step,
+    which costs the square of the length). No tensor lists: LiteRT's
+    converter writes it with builtin ops only (``STRIDED_SLICE``, ``MUL``,
+    ``ADD``, ``PACK``, ``RESHAPE``, ``FILL``, ``CONCATENATION``, ``WHILE``,
+    ``GATHER``), at an unknown batch and length. The same recurrence: only
+    the rounding differs from the sequential loop (``P(i) * h_in + L(i)``
+    for ``a(i) * (... (a(1) * h_in + b(1)) ...) + b(i)``), with every product
+    of modulus at most 1. A file of known length 1 (a streaming step) is the
+    step itself, no loop. No custom gradient: export traces inference only.
+    """
 
     name = "tf_export"
+
+    def __init__(self, blocks=(16, 16)):
+        self.blocks = tuple(blocks)
 
     def plan(self, call):
         if keras.backend.backend() != "tensorflow":
@@ -320,36 +346,89 @@ class TFExportScan:
         return Plan(self, call)
 
     def run(self, plan):
-        import tensorflow as tf
-
         a, b = plan.call
-        length = tf.shape(b[0])[1]
-        # The first step outside the loop: the states so far (time on axis
-        # 1) start as one step, not as an empty tensor (LiteRT sizes an
-        # empty slice at a dynamic batch wrongly). ``b`` holds the initial
-        # state in its first step, so ``h(0) = b(0)``.
-        h0 = tuple(x[:, 0] for x in b)
-        acc0 = tuple(x[:, :1] for x in b)
+        if b[0].shape[1] == 1:
+            return b  # h(0) = b(0): the initial state is folded into b
+        return _blocked_scan(a, b, self.blocks)
 
-        def body(t, h, acc):
-            a_t = tuple(tf.gather(x, t, axis=1) for x in a)
-            b_t = tuple(tf.gather(x, t, axis=1) for x in b)
-            h = _add(_mul(a_t, h), b_t)
-            acc = tuple(tf.concat([s, tf.expand_dims(x, 1)], 1) for s, x in zip(acc, h))
-            return t + 1, h, acc
 
-        invariants = (
-            tf.TensorShape([]),
-            tuple(x.shape for x in h0),
-            tuple(tf.TensorShape([x.shape[0], None] + list(x.shape[2:])) for x in b),
-        )
-        _, _, acc = tf.while_loop(
-            lambda t, h, acc: t < length,
-            body,
-            (tf.constant(1), h0, acc0),
-            shape_invariants=invariants,
-        )
-        return acc
+def _pad_time(x, size, value):
+    """``x`` with steps of ``value`` appended on axis 1 up to a multiple of ``size``."""
+    import tensorflow as tf
+
+    shape = tf.shape(x)
+    pad = (-shape[1]) % size
+    fill = tf.fill(tf.concat([shape[:1], [pad], shape[2:]], 0), tf.constant(value, x.dtype))
+    return tf.concat([x, fill], 1)
+
+
+def _blocked_scan(a, b, blocks):
+    """``TFExportScan``'s levels: blocks of ``blocks[0]`` steps, their last
+    states scanned by the next level; a loop of single steps at the last."""
+    import tensorflow as tf
+
+    if not blocks:
+        return _loop_scan(a, b)
+    size = blocks[0]
+    length = tf.shape(b[0])[1]
+    keep = (1.0,) if len(a) == 1 else (1.0, 0.0)  # a = 1 (complex: 1 + 0i), b = 0
+
+    def split(x):  # (batch, n * size, *f) -> (batch, n, size, *f)
+        shape = tf.shape(x)
+        return tf.reshape(x, tf.concat([shape[:1], [-1, size], shape[2:]], 0))
+
+    a = tuple(split(_pad_time(x, size, v)) for x, v in zip(a, keep))
+    b = tuple(split(_pad_time(x, size, 0.0)) for x in b)
+    local = [tuple(x[:, :, 0] for x in b)]  # L(i): the states from a zero start
+    product = [tuple(x[:, :, 0] for x in a)]  # P(i) = a(i) ... a(1)
+    for i in range(1, size):
+        a_i = tuple(x[:, :, i] for x in a)
+        local.append(linear_step(a_i, local[-1], tuple(x[:, :, i] for x in b)))
+        product.append(_mul(a_i, product[-1]))
+    ends = _blocked_scan(product[-1], local[-1], blocks[1:])  # (batch, n, *f)
+    # The state entering each block: zero, then the previous block's end
+    # (a concatenation then a slice, never an empty tensor: LiteRT sizes an
+    # empty slice at a dynamic batch wrongly).
+    entering = tuple(tf.concat([tf.zeros_like(x[:, :1]), x], 1)[:, : tf.shape(x)[1]] for x in ends)
+    steps = [linear_step(p, entering, loc) for p, loc in zip(product, local)]
+    h = tuple(tf.stack([s[k] for s in steps], 2) for k in range(len(b)))
+    return tuple(
+        tf.reshape(x, tf.concat([tf.shape(x)[:1], [-1], tf.shape(x)[3:]], 0))[:, :length] for x in h
+    )
+
+
+def _loop_scan(a, b):
+    """A ``tf.while_loop`` of one step per iteration, the states growing by
+    concatenation along time (static-shape state, no tensor lists)."""
+    import tensorflow as tf
+
+    length = tf.shape(b[0])[1]
+    # The first step outside the loop: the states so far (time on axis 1)
+    # start as one step, not as an empty tensor (LiteRT sizes an empty
+    # slice at a dynamic batch wrongly). ``b`` holds the initial state in
+    # its first step, so ``h(0) = b(0)``.
+    h0 = tuple(x[:, 0] for x in b)
+    acc0 = tuple(x[:, :1] for x in b)
+
+    def body(t, h, acc):
+        a_t = tuple(tf.gather(x, t, axis=1) for x in a)
+        b_t = tuple(tf.gather(x, t, axis=1) for x in b)
+        h = _add(_mul(a_t, h), b_t)
+        acc = tuple(tf.concat([s, tf.expand_dims(x, 1)], 1) for s, x in zip(acc, h))
+        return t + 1, h, acc
+
+    invariants = (
+        tf.TensorShape([]),
+        tuple(x.shape for x in h0),
+        tuple(tf.TensorShape([x.shape[0], None] + list(x.shape[2:])) for x in b),
+    )
+    _, _, acc = tf.while_loop(
+        lambda t, h, acc: t < length,
+        body,
+        (tf.constant(1), h0, acc0),
+        shape_invariants=invariants,
+    )
+    return acc
 
 
 class TFUnrolledExportScan:

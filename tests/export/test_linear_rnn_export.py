@@ -1,12 +1,13 @@
 """Export of the ``keras_seqmodels.linear_rnn`` layers (MinGRU, MinLSTM, LRU,
 RGLRU, HawkBlock, SelectiveSSM).
 
-LiteRT: each layer is converted with builtin ops only (its scan a ``WHILE``
-loop without tensor lists, ``scan.TFExportScan``) and run in ai-edge-litert
+LiteRT: each layer is converted with builtin ops only (its scan blocks of
+unrolled steps around a ``WHILE`` loop without tensor lists,
+``scan.TFExportScan``) and run in ai-edge-litert
 against ``model.predict`` at a dynamic batch (resized to 3 rows); one
-fixed-batch masked MinGRU, a masked HawkBlock at a dynamic batch, one of
-unknown length, streaming files (one step per call) and a Bidirectional as
-well.
+fixed-batch masked MinGRU, a masked HawkBlock at a dynamic batch, a masked
+MinLSTM and LRU of unknown length (up to 300 steps), streaming files (one
+step per call) and a Bidirectional as well.
 
 ONNX: every layer (random weights) is written with ``to_onnx`` (a
 ``Scan`` node over time), pass ``onnx.checker``, and give
@@ -113,13 +114,21 @@ def test_litert_masked_hawk_block_dynamic_batch(tmp_path):
 
 
 def test_litert_unknown_length(tmp_path):
-    # Batch and length unknown in the file: the loop runs to the length given.
+    # Batch and length unknown in the file, a real and a complex scan under a
+    # mask: the blocks of 16 and 256 steps cut the sequence wherever its
+    # length ends (300 steps: 19 blocks, 2 of the second level, a loop of 2).
     model = keras.Sequential(
-        [keras.Input((None, F)), ks.linear_rnn.MinLSTM(UNITS, return_sequences=True)]
+        [
+            keras.Input((None, F)),
+            keras.layers.Masking(0.0),
+            ks.linear_rnn.MinLSTM(UNITS, return_sequences=True),
+            ks.linear_rnn.LRU(UNITS, return_sequences=True),
+        ]
     )
     path = export.to_litert(model, os.path.join(tmp_path, "any_length.tflite"))
-    for batch, length in ((1, 3), (2, 11)):
+    for batch, length in ((1, 1), (1, 3), (2, 11), (3, 300)):
         x = _inputs(batch, length, seed=length)
+        x[0, length // 2 + 1 :] = 0.0  # right padding
         got, ops = _run_litert(path, x)
         _assert_builtin_loop(ops)
         np.testing.assert_allclose(got, model.predict(x, verbose=0), rtol=RTOL, atol=ATOL)

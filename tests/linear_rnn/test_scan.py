@@ -141,6 +141,45 @@ def test_tensorflow_kernel_traces_with_unknown_batch_and_length():
         np.testing.assert_allclose(fn(a, b).numpy(), reference(a, b), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.tf_only
+def test_export_kernel_blocks_match_the_reference_at_any_length():
+    # The export form (blocks of 16 steps, their ends in blocks of 16, a
+    # loop over the rest) traced once at an unknown batch and length, then
+    # run at lengths that end inside a block, on a block's edge and past the
+    # second level's (256 steps); real and complex, with an initial state.
+    import tensorflow as tf
+
+    spec = tf.TensorSpec((None, None, 3), tf.float32)
+    rng = np.random.default_rng(6)
+
+    def scan_fn(n):
+        def run(a, b, h0):
+            with use_kernels("tf_export"):
+                return scan.scan_tuples(a, b, h0)
+
+        pair = (spec,) * n
+        state = (tf.TensorSpec((None, 3), tf.float32),) * n
+        return tf.function(run, input_signature=[pair, pair, state])
+
+    real, complex_ = scan_fn(1), scan_fn(2)
+    for length in (1, 7, 16, 17, 256, 300):
+        shape = (2, length, 3)
+        a = rng.uniform(0, 1, shape) * np.exp(1j * rng.uniform(-np.pi, np.pi, shape))
+        b = rng.normal(size=a.shape) + 1j * rng.normal(size=a.shape)
+        h0 = rng.normal(size=(2, 3)) + 1j * rng.normal(size=(2, 3))
+        (h,) = real((_f32(a.real),), (_f32(b.real),), (_f32(h0.real),))
+        expected = reference(a.real, b.real, h0.real)
+        np.testing.assert_allclose(h.numpy(), expected, rtol=1e-5, atol=1e-5, err_msg=length)
+        h_re, h_im = complex_(*[(_f32(x.real), _f32(x.imag)) for x in (a, b, h0)])
+        h = h_re.numpy() + 1j * h_im.numpy()
+        np.testing.assert_allclose(h, reference(a, b, h0), rtol=1e-5, atol=1e-5, err_msg=length)
+    # A known length of one step (a streaming file's) is that step itself.
+    with use_kernels("tf_export"):
+        one = linear_scan(_f32(a[:, :1].real), _f32(b[:, :1].real), _f32(h0.real))
+    np.testing.assert_allclose(np.asarray(one), reference(a[:, :1].real, b[:, :1].real, h0.real),
+                               rtol=1e-6, atol=1e-6)  # fmt: skip
+
+
 @pytest.mark.skipif(keras.backend.backend() != "jax", reason="a JAX kernel")
 def test_jax_associative_kernel_equals_the_reference_on_this_device():
     # It plans only on an accelerator; its computation runs on any device.
