@@ -263,12 +263,41 @@ def _output_words(pieces):
 
 def _appears(values, rows, words):
     """Bool ``(k,)``: ``values[i]`` is one of the words of row ``rows[i]`` of ``words``."""
+    return _count(values, rows, words) > 0
+
+
+def _count(values, rows, words):
+    """Int32 ``(k,)``: how many words of row ``rows[i]`` of ``words`` equal ``values[i]``."""
     tf = _tf()
     candidates = tf.gather(words, rows)
     repeated = tf.repeat(values, candidates.row_lengths())
-    return tf.reduce_any(
-        candidates.with_flat_values(tf.equal(candidates.flat_values, repeated)), axis=1
+    equal = tf.cast(tf.equal(candidates.flat_values, repeated), tf.int32)
+    return tf.reduce_sum(candidates.with_flat_values(equal), axis=1)
+
+
+def _rank(ragged, counted):
+    """Int32 ``(k,)`` for the ``k`` flat values of ``ragged``: how many of the
+    ``counted`` values of its row, up to and including itself, equal it (its
+    occurrence number among them: 1 for the first)."""
+    tf = _tf()
+    values, rows = ragged.flat_values, ragged.value_rowids()
+    starts = ragged.row_starts()
+    peers = tf.gather(ragged, rows)
+    own = tf.range(tf.size(values, out_type=tf.int64)) - tf.gather(starts, rows)
+    position = tf.ragged.range(peers.row_lengths()).flat_values
+    same = (
+        tf.equal(peers.flat_values, tf.repeat(values, peers.row_lengths()))
+        & (position <= tf.repeat(own, peers.row_lengths()))
+        & tf.gather(counted, tf.gather(starts, tf.gather(rows, peers.value_rowids())) + position)
     )
+    return tf.reduce_sum(peers.with_flat_values(tf.cast(same, tf.int32)), axis=1)
+
+
+def _number_key(strings):
+    """What a unit or output word is matched by: an ordinal by its digits
+    (``5th`` -> ``5``, German writes ``5.``), any other string as itself."""
+    tf = _tf()
+    return tf.strings.regex_replace(strings, "^([0-9]+)(?:st|nd|rd|th)$", "\\1")
 
 
 def _as_digits(words):
@@ -372,7 +401,14 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known, se
     not_first = tf.range(n_units) > tf.gather(units.row_starts(), unit_rows)
     digit = tf.strings.regex_full_match(flat_units, ".*[0-9].*")
     number = digit & tf.logical_not(unit_known)
-    name = capital & not_first & tf.logical_not(unit_known | digit)
+    # A name the vocabulary knows: the English training text has the word
+    # only capitalised (its lower-case form is no word of the source
+    # vocabulary) and the German text has it too (John, Boston; not A, The,
+    # Two, American, Christmas), wherever it stands in the sentence.
+    lower_known = translator.source_lookup(tf.strings.lower(flat_units, encoding="utf-8")) > 1
+    in_target = translator.target_lookup(flat_units) > 1
+    known_name = capital & unit_known & in_target & tf.logical_not(lower_known | digit)
+    name = (capital & not_first & tf.logical_not(unit_known | digit)) | known_name
     protected = number | name | (unknown_char & tf.logical_not(unit_known))
 
     # The unit each output piece attends to most (-1: the end token).
@@ -436,15 +472,132 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known, se
         pieces.with_flat_values(flat), pieces.with_flat_values(tf.logical_not(drop))
     )
 
-    # Protected units and numbers that no output word carries.
-    out_words = _output_words(pieces)
-    ordinal = tf.strings.regex_replace(flat_units, "^([0-9]+)(?:st|nd|rd|th)$", "\\1")
-    carried = (
-        _appears(flat_units, unit_rows, out_words)
-        | _appears(ordinal, unit_rows, out_words)
-        | _appears(flat_units, unit_rows, _as_digits(out_words))
+    # Each protected unit and number needs an output word of its own (the
+    # n-th of equal units of a sentence is carried when n output words carry
+    # it): the unit as written, an ordinal by its digits, or a German number
+    # word of its value that attends most to a unit of that value.
+    kept_piece = tf.logical_not(drop)
+    piece_text = tf.where(copy & starts, originals, tf.strings.regex_replace(flat, "^##", ""))
+    n_groups = tf.size(group_text, out_type=tf.int64)
+    word_text = tf.strings.unsorted_segment_join(
+        tf.boolean_mask(piece_text, kept_piece), tf.boolean_mask(group, kept_piece), n_groups
     )
-    lost = units.with_flat_values((protected | digit) & tf.logical_not(carried))
+    kept = tf.logical_not(tf.boolean_mask(drop, starts))
+    out_words = tf.RaggedTensor.from_value_rowids(
+        tf.boolean_mask(word_text, kept), tf.boolean_mask(group_row, kept),
+        nrows=tf.cast(n, tf.int64),
+    )  # fmt: skip
+    unit_key = _number_key(flat_units)
+    spoken = _as_digits(out_words).flat_values
+    aligned_key = tf.gather(_pad(unit_key, ""), tf.boolean_mask(safe_unit, kept))
+    word_key = tf.where(
+        tf.not_equal(spoken, "") & tf.equal(spoken, aligned_key),
+        spoken,
+        _number_key(out_words.flat_values),
+    )
+    checked = protected | digit
+    available = _count(unit_key, unit_rows, out_words.with_flat_values(word_key))
+    needed = _rank(units.with_flat_values(unit_key), checked)
+    lost = units.with_flat_values(checked & (available < needed))
+    lost_count = tf.reduce_sum(tf.cast(lost, tf.int32), axis=1)
     lost = tf.ragged.boolean_mask(units, lost)
     lost = tf.strings.reduce_join(lost, axis=1, separator=" ")
-    return pieces, confidence, lost
+    return pieces, confidence, lost, lost_count
+
+
+def within_margin(scores, finished, margin):
+    """Bool ``(n, k)``: the beam candidates that ``carry_best`` may choose.
+
+    The best (column 0) always; another when it is finished (it has the end
+    token) and its score is at least the best's minus ``margin``.
+    """
+    tf = _tf()
+    scores = tf.convert_to_tensor(scores, tf.float32)
+    close = tf.logical_and(finished, scores >= scores[:, :1] - margin)
+    return tf.logical_or(close, tf.equal(tf.range(tf.shape(scores)[1]), 0)[None, :])
+
+
+def choose_candidates(lost_counts, eligible):
+    """Int32 ``(n,)``: per row the eligible candidate with the fewest units
+    lost; of those, the first (the best score, as the beam orders them).
+
+    Example:
+
+    >>> choose_candidates([[2, 1, 0], [1, 0, 0], [1, 1, 1]],
+    ...                   [[True, True, False], [True, True, True], [True, True, True]]).numpy()
+    array([1, 1, 0], dtype=int32)
+    """
+    tf = _tf()
+    lost_counts = tf.cast(lost_counts, tf.int64)
+    k = tf.cast(tf.shape(lost_counts)[1], tf.int64)
+    # A unique key per candidate: the units lost first, then the position.
+    key = lost_counts * k + tf.range(k)[None, :]
+    key = tf.where(eligible, key, tf.reduce_max(key) + k)
+    return tf.cast(tf.argmin(key, axis=1), tf.int32)
+
+
+def carry_best(translator, source_ids, source_word, candidates, scores, words, known,
+               sentences, margin):  # fmt: skip
+    """``carry_through`` of the beam candidate that carries the most.
+
+    The best candidate is carried through first; for a sentence that loses
+    numbers or names (``not_carried``), each of its candidates within
+    ``margin`` of the best score (``within_margin``: finished, beam score,
+    the length-normalised log-probability, at least the best's minus
+    ``margin``) is carried through too, and the one that loses the fewest is
+    kept (ties: the best score; ``choose_candidates``). Nothing is added to
+    a translation: when no candidate has a unit, the unit stays not carried.
+
+    Args:
+        translator, source_ids, source_word, words, known, sentences: as
+            for ``carry_through``.
+        candidates: int ``(n, k, T)`` output ids of the search, best first.
+        scores: float ``(n, k)`` their beam scores.
+        margin: float, how far below the best a chosen candidate may score
+            (0: only ties with the best).
+
+    Returns:
+        ``(translations, confidence, not_carried)``: ``(n,)`` detokenized
+        strings, float32 mean log-probabilities per output token and
+        strings of the units not carried (see ``carry_through``).
+    """
+    tf = _tf()
+    candidates = tf.convert_to_tensor(candidates)
+    pieces, confidence, lost, lost_count = carry_through(
+        translator, source_ids, source_word, candidates[:, 0], words, known, sentences
+    )
+    translations = pieces_text.detokenize(pieces)
+    k = candidates.shape[1]
+    if k == 1:
+        return translations, confidence, lost
+    finished = tf.reduce_any(tf.equal(candidates, translator.model.end_id), axis=2)
+    eligible = within_margin(scores, finished, margin)
+    rows = tf.where((lost_count > 0) & tf.reduce_any(eligible[:, 1:], axis=1))[:, 0]
+
+    def rerank():
+        # Every candidate of each such row, as a row of its own.
+        every = tf.repeat(rows, k)
+        sub_words = tf.gather(words, every)
+        sub_known = tf.gather(words.with_flat_values(known), every).flat_values
+        # Word indices into the gathered rows' words.
+        shift = sub_words.row_starts() - tf.gather(words.row_starts(), every)
+        sub_word = tf.gather(source_word, every)
+        sub_word = tf.where(sub_word >= 0, sub_word + shift[:, None], sub_word)
+        sub_out = tf.gather(candidates, rows)
+        sub_out = tf.reshape(sub_out, [-1, tf.shape(candidates)[2]])
+        sub_pieces, sub_confidence, sub_lost, count = carry_through(
+            translator, tf.gather(source_ids, every), sub_word, sub_out, sub_words,
+            sub_known, tf.gather(sentences, every),
+        )  # fmt: skip
+        choice = choose_candidates(tf.reshape(count, [-1, k]), tf.gather(eligible, rows))
+        pick = tf.range(tf.size(rows)) * k + choice
+        at = rows[:, None]
+        return (
+            tf.tensor_scatter_nd_update(
+                translations, at, tf.gather(pieces_text.detokenize(sub_pieces), pick)
+            ),
+            tf.tensor_scatter_nd_update(confidence, at, tf.gather(sub_confidence, pick)),
+            tf.tensor_scatter_nd_update(lost, at, tf.gather(sub_lost, pick)),
+        )
+
+    return tf.cond(tf.size(rows) > 0, rerank, lambda: (translations, confidence, lost))

@@ -8,6 +8,12 @@ from keras_seqmodels.training import loop
 from keras_seqmodels.utils import bounds, serialization, validation
 from keras_seqmodels.utils import validation as checks
 
+# How far below the best beam score (length-normalised log-probability) a
+# candidate that carries more numbers and names may score and still be chosen
+# (``Translator(carry_margin=...)``); chosen on the zoo translator's
+# validation set.
+CARRY_MARGIN = 1.0
+
 
 @keras.saving.register_keras_serializable(package="keras_seqmodels")
 class Translator(keras.Model):
@@ -98,6 +104,7 @@ class Translator(keras.Model):
         max_output_length=200,
         max_unknown_rate=0.3,
         min_confidence=-1.2,
+        carry_margin=CARRY_MARGIN,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -120,6 +127,12 @@ class Translator(keras.Model):
         )
         self.max_unknown_rate = float(max_unknown_rate)
         self.min_confidence = float(min_confidence)
+        if not validation.is_real(carry_margin) or not 0 <= carry_margin < float("inf"):
+            raise ValueError(
+                f"{name}: `carry_margin` must be a finite number >= 0. "
+                f"Received: carry_margin={carry_margin!r}"
+            )
+        self.carry_margin = float(carry_margin)
         for side, vocab, size in (
             ("source", self.source_vocabulary, model.encoder.vocabulary_size),
             ("target", self.target_vocabulary, model.decoder.vocabulary_size),
@@ -244,6 +257,15 @@ class Translator(keras.Model):
 
     def translate_ids(self, source_ids, beam_size=None):
         """Best output ids ``(batch, T)`` for source ids."""
+        return self.translate_candidates(source_ids, beam_size)[0][:, 0]
+
+    def translate_candidates(self, source_ids, beam_size=None):
+        """Every hypothesis of the search: ``(tokens, scores)``.
+
+        ``tokens``: int32 ``(batch, beam, T)``, best first; ``scores``:
+        float32 ``(batch, beam)``, the beam's length-normalised
+        log-probabilities (greedy decoding: one hypothesis, score 0).
+        """
         from keras import ops
 
         beam_size = self.beam_size if beam_size is None else beam_size
@@ -252,11 +274,11 @@ class Translator(keras.Model):
         )
         if beam_size == 1:
             tokens, _ = self.model.greedy(source_ids, max_length=max_length)
-            return tokens
-        tokens, _, _ = self.model.beam(
+            return tokens[:, None], ops.zeros((ops.shape(tokens)[0], 1), "float32")
+        tokens, scores, _ = self.model.beam(
             source_ids, beam_size=beam_size, alpha=self.alpha, max_length=max_length
         )
-        return tokens[:, 0]
+        return tokens, scores
 
     def call(self, strings, beam_size=None):
         return self.translate_details(strings, beam_size)["translations"]
@@ -337,11 +359,11 @@ class Translator(keras.Model):
             "unknown_words": tf.reduce_sum(tf.cast(words.with_flat_values(unknown), tf.int32), 1),
         }
         source_ids, source_word = self._encode_words(words, known)
-        out_ids = self.translate_ids(source_ids, beam_size=beam_size)
-        pieces, confidence, lost = input_handling.carry_through(
-            self, source_ids, source_word, out_ids, words, known, sentences
-        )
-        out = text.detokenize(pieces)
+        candidates, scores = self.translate_candidates(source_ids, beam_size=beam_size)
+        out, confidence, lost = input_handling.carry_best(
+            self, source_ids, source_word, candidates, scores, words, known, sentences,
+            self.carry_margin,
+        )  # fmt: skip
         # Nothing to translate gives nothing, not a guess from the end token.
         blank = tf.equal(tf.strings.length(sentences), 0)
         return {
@@ -378,7 +400,8 @@ class Translator(keras.Model):
         import tensorflow as tf
 
         beam = self._beam(beam_size)
-        key = (beam, self.alpha, self.max_source_length, self.max_output_length)
+        key = (beam, self.alpha, self.max_source_length, self.max_output_length,
+               self.carry_margin)
         function = self._searches.functions.get(key)
         if function is None:
             function = tf.function(
@@ -493,6 +516,7 @@ class Translator(keras.Model):
             "max_output_length": self.max_output_length,
             "max_unknown_rate": self.max_unknown_rate,
             "min_confidence": self.min_confidence,
+            "carry_margin": self.carry_margin,
         }
         return {**super().get_config(), **config}
 
