@@ -852,6 +852,134 @@ def _predict_data(rows):
     ]
 
 
+LINEAR_CORE = (
+    ("TensorFlow", "linear_rnn_throughput_cpu_core_tf.json"),
+    ("JAX", "linear_rnn_throughput_cpu_core_jax.json"),
+)
+# Timed in turns at a high load: BENCHMARKS.md shows their length 4,096 only.
+LINEAR_FLOOR = (
+    ("TensorFlow", "linear_rnn_throughput_cpu_floor_tf.json"),
+    ("JAX", "linear_rnn_throughput_cpu_floor_jax.json"),
+)
+LINEAR_TURNS = (
+    ("TensorFlow", "linear_rnn_throughput_cpu_turns4096_tf.json"),
+    ("JAX", "linear_rnn_throughput_cpu_turns4096_jax.json"),
+)
+LINEAR_NAMES = {
+    "ks_lstm": "package LSTM",
+    "ks_gru": "package GRU",
+    "keras_lstm": "Keras LSTM",
+    "keras_gru": "Keras GRU",
+    "projection": "projection (MinGRU's input product)",
+    "min_gru": "MinGRU",
+    "min_lstm": "MinLSTM",
+    "lru": "LRU",
+    "rg_lru": "Dense + RGLRU",
+    "hawk_block": "HawkBlock",
+    "selective_ssm": "SelectiveSSM",
+}
+
+
+def _linear_file(name):
+    return _file(name)["rows"]
+
+
+def _load_range(rows):
+    loads = [x for r in rows for x in r["load_avg_1min"]]
+    low, high = f"{min(loads):.1f}", f"{max(loads):.1f}"
+    return low if low == high else f"{low}-{high}"
+
+
+def _linear_mingru_rows():
+    """MinGRU against the package's LSTM: every length of the quiet runs, then
+    length 4,096 of the runs timed in turns at a high load."""
+    rows = []
+    for files, lengths, bold in ((LINEAR_CORE, None, 4096), (LINEAR_FLOOR, (4096,), None)):
+        for backend, name in files:
+            results = _linear_file(name)
+            for length in sorted({r["length"] for r in results}):
+                if lengths is not None and length not in lengths:
+                    continue
+                at = {r["model"]: r for r in results if r["length"] == length}
+                rows.append({
+                    "backend": backend, "length": length, "bold": length == bold,
+                    "load": _load_range([at[m] for m in ("min_gru", "ks_lstm", "projection")]),
+                    "ours": at["min_gru"], "lstm": at["ks_lstm"], "product": at["projection"],
+                })  # fmt: skip
+    return rows
+
+
+def _ms_pair(r):
+    return f"{r['train_ms']:,.0f} / {r['infer_ms']:,.0f}"
+
+
+def _linear_mingru_label(r):
+    return f"{r['backend']} | {r['length']:,} | {r['load']}"
+
+
+def _linear_mingru_text(rows):
+    header = ["<backend", "length", "<load", "MinGRU train / infer ms",
+              "package LSTM train / infer ms", "MinGRU speed-up, train / infer",
+              "MinGRU ÷ its input product"]  # fmt: skip
+    body = []
+    for r in rows:
+        speed = " / ".join(f"{r['lstm'][k] / r['ours'][k]:.1f}x" for k in ("train_ms", "infer_ms"))
+        speed = f"**{speed}**" if r["bold"] else speed
+        body.append([_linear_mingru_label(r), _ms_pair(r["ours"]), _ms_pair(r["lstm"]), speed,
+                     f"{r['ours']['train_ms'] / r['product']['train_ms']:.1f}"])  # fmt: skip
+    return _table(header, body)
+
+
+def _linear_mingru_data(rows):
+    return [
+        (_linear_mingru_label(r), what, x, f"{x:.1f}x")
+        for r in rows
+        for what, key in (("training", "train_ms"), ("inference", "infer_ms"))
+        for x in [r["lstm"][key] / r["ours"][key]]
+    ]
+
+
+def _linear_turns_rows():
+    """Every model at 4,096 steps, timed in turns, per backend."""
+    per_backend = {backend: _linear_file(name) for backend, name in LINEAR_TURNS}
+    first = per_backend[LINEAR_TURNS[0][0]]
+    rows = []
+    for model in [r["model"] for r in first]:
+        at = {b: next(r for r in rs if r["model"] == model) for b, rs in per_backend.items()}
+        lstm = {b: next(r for r in rs if r["model"] == "ks_lstm") for b, rs in per_backend.items()}
+        rows.append({"label": LINEAR_NAMES[model], "peer": model == "ks_lstm",
+                     "at": at, "lstm": lstm})  # fmt: skip
+    return rows
+
+
+def _linear_speedup(r, backend):
+    return tuple(r["lstm"][backend][k] / r["at"][backend][k] for k in ("train_ms", "infer_ms"))
+
+
+def _linear_turns_text(rows):
+    header = ["<model (length 4,096, timed in turns)"]
+    for backend, _ in LINEAR_TURNS:
+        header += [f"{backend} train / infer ms", "speed-up vs package LSTM"]
+    body = []
+    for r in rows:
+        cells = [r["label"]]
+        for backend, _ in LINEAR_TURNS:
+            speed = " / ".join(f"{x:.1f}x" for x in _linear_speedup(r, backend))
+            cells += [_ms_pair(r["at"][backend]), "" if r["peer"] else speed]
+        body.append(cells)
+    return _table(header, body)
+
+
+def _linear_turns_data(rows):
+    return [
+        (r["label"], f"{backend} {what}", x, f"{x:.1f}x")
+        for r in rows
+        if not r["peer"]
+        for backend, _ in LINEAR_TURNS
+        for what, x in zip(("training", "inference"), _linear_speedup(r, backend))
+    ]
+
+
 TABLES = {
     "summary": (summary_rows, _summary_text, _summary_data),
     "cpu": (_cpu_rows, _cpu_text, _cpu_data),
@@ -874,6 +1002,8 @@ TABLES = {
     "tree_eager": (_tree_eager_rows, _tree_eager_text, _tree_eager_data),
     "row_groups": (_row_groups_rows, _row_groups_text, _row_groups_data),
     "translation_predict": (_predict_rows, _predict_text, _predict_data),
+    "linear_rnn_mingru": (_linear_mingru_rows, _linear_mingru_text, _linear_mingru_data),
+    "linear_rnn_turns4096": (_linear_turns_rows, _linear_turns_text, _linear_turns_data),
 }
 DEPLOY_DOC = os.path.join(ROOT, "docs", "deploy.md")
 # The page each table is on: BENCHMARKS.md unless named here.
@@ -904,6 +1034,8 @@ TITLES = {
     "tree_eager": "TreeLSTM(64), eager calls on JAX: ms (log scale)",
     "row_groups": "Fused JAX loop, forward + backward: ms (log scale)",
     "translation_predict": "multi30k-en-de predict, one sentence a call: ms (log scale)",
+    "linear_rnn_mingru": "MinGRU's speed-up over the package's LSTM (batch 8, 128 → 256)",
+    "linear_rnn_turns4096": "Length 4,096, timed in turns: speed-up over the package's LSTM",
 }
 LOG_SCALE = {
     "cpu",
@@ -923,6 +1055,8 @@ RATIO_PLOTS = {
     "deploy_fill",
     "litert_rnn",
     "litert_rnn_docs",
+    "linear_rnn_mingru",
+    "linear_rnn_turns4096",
 }
 
 

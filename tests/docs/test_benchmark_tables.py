@@ -92,3 +92,22 @@ def test_a_changed_deployment_result_changes_both_pages(monkeypatch):
     assert plots.table("deploy") != plots.documented_table("deploy")
     assert plots.table("deploy_lstm_docs") != plots.documented_table("deploy_lstm_docs")
     assert plots.main(["--check"]) == 1
+
+
+def test_a_changed_linear_recurrence_result_changes_its_tables(monkeypatch):
+    # The two linear-recurrence tables follow benchmarks/linear_rnn_throughput.py's
+    # files: a slower MinGRU in one of them changes the table that cites it.
+    original = plots._file
+
+    def slower(name):
+        data = original(name)
+        if name in (plots.LINEAR_CORE[0][1], plots.LINEAR_TURNS[1][1]):
+            rows = [dict(r, train_ms=2 * r["train_ms"]) if r["model"] == "min_gru" else r
+                    for r in data["rows"]]  # fmt: skip
+            data = dict(data, rows=rows)
+        return data
+
+    monkeypatch.setattr(plots, "_file", slower)
+    assert plots.table("linear_rnn_mingru") != plots.documented_table("linear_rnn_mingru")
+    assert plots.table("linear_rnn_turns4096") != plots.documented_table("linear_rnn_turns4096")
+    assert plots.main(["--check"]) == 1
