@@ -21,10 +21,12 @@ SavedModel, stock TensorFlow string ops only), handle that:
   input.
 
 - ``carry_through``: after the search, numbers (``10:30``, ``3.5`` and
-  ``1,000`` as one unit, ``source_units``) and names the vocabulary lacks
-  are copied from the source into the output words that attend to them;
-  every number and such name that the output still lacks is named as not
-  carried, and the model's confidence is measured.
+  ``1,000`` as one unit, ``source_units``) and names are copied from the
+  source into the output words that attend to them; every number and name
+  that the output still lacks is named as not carried, and the model's
+  confidence is measured.
+- ``carry_best``: of the beam's candidates within a margin of the best
+  score, the one that loses the fewest numbers and names is kept.
 
 The ``Translator`` runs them in ``translate_details``.
 """
@@ -326,7 +328,12 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known, se
     units (``source_units``: words, but ``10:30`` or ``3.5`` is one). A unit
     is *protected* when it is not one word of the vocabulary and it has a
     digit, a character the vocabulary lacks, or starts with a capital and
-    is not the sentence's first unit (a name). An output word (a piece and
+    is not the sentence's first unit (a name), or when it is a name the
+    vocabulary knows: a capitalised word, anywhere in the sentence, whose
+    lower-case form is no word of the source vocabulary (the English
+    training text writes it only capitalised) and which the target
+    vocabulary has too (``John``, ``Boston``; not ``The``, ``Two``,
+    ``Christmas``, ``American``). An output word (a piece and
     its ``##`` continuations) whose first piece attends most to a protected
     unit is replaced by that unit when it is spelled out (more than one
     piece), has a digit or is unknown (the unknown-word replacement of
@@ -338,10 +345,14 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known, se
     one unit becomes one copy.
 
     Then every protected unit and every number (any unit with a digit)
-    must be one of the output's words; a number also counts as carried by
-    its German number word (``2``: ``zwei``; ``1``: ``ein``, ``eine``, ...;
-    ``NUMBER_WORDS``), an ordinal (``5th``) by its digits (German ``5.``).
-    The others are returned as not carried.
+    needs an output word of its own that carries it: the unit as written,
+    an ordinal (``5th``) by its digits (German ``5.``), or a German number
+    word of its value (``2``: ``zwei``; ``1``: ``ein``, ``eine``, ...;
+    ``NUMBER_WORDS``) that attends most to a source unit of that value (so
+    the article ``Ein`` of ``A man`` does not carry a ``1``). Of ``n``
+    equal units in a sentence, the ``n``-th is carried only when ``n``
+    output words carry that value (``2 dogs and 2 cats`` -> ``2 Hunde und
+    Katzen`` loses one ``2``). The others are returned as not carried.
 
     Args:
         translator: the ``Translator``.
@@ -355,10 +366,11 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known, se
         sentences: ``(n,)`` the source sentences as tokenized.
 
     Returns:
-        ``(pieces, confidence, not_carried)``: ragged ``(n, None)`` string
-        pieces for ``text.detokenize``, float32 ``(n,)`` the mean
-        log-probability per output token (end token included), and
-        ``(n,)`` strings, the units not carried, space-separated.
+        ``(pieces, confidence, not_carried, lost_count)``: ragged
+        ``(n, None)`` string pieces for ``text.detokenize``, float32
+        ``(n,)`` the mean log-probability per output token (end token
+        included), ``(n,)`` strings, the units not carried, space-separated,
+        and int32 ``(n,)``, how many they are.
 
     Reference:
         Luong, Sutskever, Le, Vinyals & Zaremba 2015, "Addressing the rare
