@@ -7,13 +7,14 @@ the Hawk block, ``HawkBlock``, ``SelectiveSSM``) and the package's LSTM
 -> the layer with ``return_sequences=True`` (default 128 -> 256;
 ``SelectiveSSM``'s output width is its input width, state 16), written with
 ``keras_seqmodels.export.to_litert`` (float32, dynamic batch and length:
-the scans are ``WHILE`` loops, the LSTM one fused
-``UNIDIRECTIONAL_SEQUENCE_LSTM``) and ``to_onnx`` (a ``Scan`` node; the LSTM
+each scan blocks of unrolled steps around a ``WHILE`` loop, the LSTM one
+fused ``UNIDIRECTIONAL_SEQUENCE_LSTM``) and ``to_onnx`` (a ``Scan`` node; the LSTM
 an ``LSTM`` node), and timed at batch 1:
 
 - ``sequence``: the whole sequence in one call, at each ``--lengths``
-  (default 256 and 1,024), in ai-edge-litert's interpreter (the input
-  resized to the length), in onnxruntime (CPU provider), and in Keras
+  (default 256 and 1,024; add 4,096 to see how the cost grows), in
+  ai-edge-litert's interpreter (the input resized to the length), in
+  onnxruntime (CPU provider), and in Keras
   (``model.predict(x, verbose=0)``, and ``model.predict_on_batch(x)``,
   without ``predict``'s per-call data set);
 - ``stream``: one step per call, the streaming file of each layer (input
