@@ -4,7 +4,8 @@
     python tools/benchmark_plots.py --check    # exit 1 if a table on the page differs
 
 Each table below is read from the files in ``benchmarks/results/`` that its section
-cites and written into BENCHMARKS.md (or the page ``DOC_OF`` names: docs/deploy.md)
+cites and written into BENCHMARKS.md (or the page ``DOC_OF`` names: docs/deploy.md,
+docs/linear_recurrences.md)
 between ``<!-- table NAME ... -->`` and ``<!-- end of table NAME -->``; its plot,
 ``benchmarks/plots/NAME.png``, is drawn from the same rows (``plot_data(NAME)``) and
 shown under the table. Tables whose numbers no
@@ -890,11 +891,13 @@ def _load_range(rows):
     return low if low == high else f"{low}-{high}"
 
 
-def _linear_mingru_rows():
+def _linear_mingru_rows(floor_lengths=(4096,), bold_length=4096):
     """MinGRU against the package's LSTM: every length of the quiet runs, then
-    length 4,096 of the runs timed in turns at a high load."""
+    ``floor_lengths`` of the runs timed in turns at a high load (every length
+    if None); the speed-ups at ``bold_length`` of the quiet runs in bold."""
     rows = []
-    for files, lengths, bold in ((LINEAR_CORE, None, 4096), (LINEAR_FLOOR, (4096,), None)):
+    runs = ((LINEAR_CORE, None, bold_length), (LINEAR_FLOOR, floor_lengths, None))
+    for files, lengths, bold in runs:
         for backend, name in files:
             results = _linear_file(name)
             for length in sorted({r["length"] for r in results}):
@@ -917,10 +920,9 @@ def _linear_mingru_label(r):
     return f"{r['backend']} | {r['length']:,} | {r['load']}"
 
 
-def _linear_mingru_text(rows):
+def _linear_mingru_text(rows, lstm="package LSTM", product="MinGRU ÷ its input product"):
     header = ["<backend", "length", "<load", "MinGRU train / infer ms",
-              "package LSTM train / infer ms", "MinGRU speed-up, train / infer",
-              "MinGRU ÷ its input product"]  # fmt: skip
+              f"{lstm} train / infer ms", "MinGRU speed-up, train / infer", product]  # fmt: skip
     body = []
     for r in rows:
         speed = " / ".join(f"{r['lstm'][k] / r['ours'][k]:.1f}x" for k in ("train_ms", "infer_ms"))
@@ -937,6 +939,14 @@ def _linear_mingru_data(rows):
         for what, key in (("training", "train_ms"), ("inference", "infer_ms"))
         for x in [r["lstm"][key] / r["ours"][key]]
     ]
+
+
+def _linear_mingru_docs_rows():
+    return _linear_mingru_rows(floor_lengths=None, bold_length=None)
+
+
+def _linear_mingru_docs_text(rows):
+    return _linear_mingru_text(rows, "LSTM (package)", "MinGRU ÷ its input product (train)")
 
 
 def _linear_turns_rows():
@@ -1004,13 +1014,22 @@ TABLES = {
     "translation_predict": (_predict_rows, _predict_text, _predict_data),
     "linear_rnn_mingru": (_linear_mingru_rows, _linear_mingru_text, _linear_mingru_data),
     "linear_rnn_turns4096": (_linear_turns_rows, _linear_turns_text, _linear_turns_data),
+    "linear_rnn_mingru_docs": (
+        _linear_mingru_docs_rows,
+        _linear_mingru_docs_text,
+        _linear_mingru_data,
+    ),
+    "linear_rnn_turns4096_docs": (_linear_turns_rows, _linear_turns_text, _linear_turns_data),
 }
 DEPLOY_DOC = os.path.join(ROOT, "docs", "deploy.md")
+LINEAR_DOC = os.path.join(ROOT, "docs", "linear_recurrences.md")
 # The page each table is on: BENCHMARKS.md unless named here.
 DOC_OF = {
     "deploy_lstm_docs": DEPLOY_DOC,
     "deploy_ptb_docs": DEPLOY_DOC,
     "litert_rnn_docs": DEPLOY_DOC,
+    "linear_rnn_mingru_docs": LINEAR_DOC,
+    "linear_rnn_turns4096_docs": LINEAR_DOC,
 }
 TITLES = {
     "summary": "tokens/s as a multiple of Keras's layer (batch 32 x 100, 128 → 256)",
@@ -1036,6 +1055,8 @@ TITLES = {
     "translation_predict": "multi30k-en-de predict, one sentence a call: ms (log scale)",
     "linear_rnn_mingru": "MinGRU's speed-up over the package's LSTM (batch 8, 128 → 256)",
     "linear_rnn_turns4096": "Length 4,096, timed in turns: speed-up over the package's LSTM",
+    "linear_rnn_mingru_docs": "MinGRU's speed-up over the package's LSTM (batch 8, 128 → 256)",
+    "linear_rnn_turns4096_docs": "Length 4,096, timed in turns: speed-up over the package's LSTM",
 }
 LOG_SCALE = {
     "cpu",
@@ -1057,6 +1078,8 @@ RATIO_PLOTS = {
     "litert_rnn_docs",
     "linear_rnn_mingru",
     "linear_rnn_turns4096",
+    "linear_rnn_mingru_docs",
+    "linear_rnn_turns4096_docs",
 }
 
 
