@@ -26,8 +26,9 @@ def export_translator(model, directory, beam_size=None, limits=None, served_name
     The signature takes ``inputs``, a string tensor ``(batch,)`` of texts,
     and returns what ``Translator.translate_details`` gives, each ``(batch,)``:
     ``translations`` (string: each text split into sentences, re-cased when
-    shouted or uncased, translated with its unknown numbers and names
-    copied through, joined back), ``unknown_rate`` (float32),
+    shouted or uncased, translated with its numbers and names copied
+    through, of the beam's candidates within the model's ``carry_margin``
+    the one that carries the most, joined back), ``unknown_rate`` (float32),
     ``confidence`` (float32), ``unfamiliar`` (bool: the text looks unlike
     the training data) and ``not_carried`` (string: the numbers and names
     the translation lost). Sentence splitting, tokenization, beam search
