@@ -302,6 +302,40 @@ def test_ensemble_selects_runs_greedily_on_validation(tmp_path, capsys):
     assert TINY_RECIPE.evaluate(model, data, {})["loss"] == record["value"]
 
 
+def test_ensemble_with_adds_packaged_models_to_the_candidates(tmp_path, capsys):
+    recipe = framework.Recipe(**{**TINY_RECIPE.__dict__, "combine": _average})
+    common = ["--verbose", "0", "--learning-rate", "0.5"]
+    files = []
+    for seed in ("1", "2"):
+        framework.main(recipe, "train", ["--work-dir", str(tmp_path / seed), "--epochs", "1",
+                                         "--seed", seed, *common])  # fmt: skip
+        files.append(str(tmp_path / seed / "tiny.keras"))
+    other = ["--work-dir", str(tmp_path / "x")]
+    with pytest.raises(ValueError, match="needs --ensemble K"):
+        framework.main(recipe, "train", [*other, "--ensemble-with", files[0]])
+    missing = str(tmp_path / "none.keras")
+    with pytest.raises(FileNotFoundError, match="--ensemble-with"):
+        framework.main(recipe, "train", [*other, "--ensemble", "2", "--ensemble-with", missing])
+    # One run and one file: both are candidates.
+    capsys.readouterr()
+    framework.main(recipe, "train", ["--work-dir", str(tmp_path / "one"), "--epochs", "1",
+                                     "--seed", "3", "--ensemble", "2", "--ensemble-with", files[0],
+                                     *common])  # fmt: skip
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    trials = [x["ensemble"] for x in lines if "ensemble" in x and "loss" in x]
+    assert sorted(t[0] for t in trials[:2]) == [0, 1] and sorted(trials[2]) == [0, 1]
+    # --epochs 0: nothing trained, the selection among the files alone.
+    work = tmp_path / "files"
+    framework.main(recipe, "train", ["--work-dir", str(work), "--epochs", "0", "--ensemble", "2",
+                                     "--ensemble-with", files[0], "--ensemble-with", files[1],
+                                     *common])  # fmt: skip
+    record = json.loads((work / "best.json").read_text())
+    assert set(record["ensemble"]) <= set(files) and not (work / "history.csv").exists()
+    model = keras.saving.load_model(work / "tiny.keras")
+    data = TINY_RECIPE.load_data(None, "validation", False, {})
+    assert TINY_RECIPE.evaluate(model, data, {})["loss"] == record["value"]
+
+
 def test_ensemble_ties_are_broken_by_the_recipes_tie_break():
     from keras_seqmodels.zoo.framework import ensemble
 

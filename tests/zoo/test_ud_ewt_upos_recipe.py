@@ -1,6 +1,7 @@
 """The ud-ewt-upos id batches, scoring and ensemble (``zoo.models.ud_ewt_upos.network``)."""
 
 import numpy as np
+import pytest
 
 from keras_seqmodels.zoo.models.ud_ewt_upos import network
 
@@ -74,19 +75,20 @@ def test_score_ids_counts_each_sentence_once_and_unknown_words_apart():
     assert metrics["oov_upos_accuracy"] == 0.0
 
 
-def test_ensemble_of_crf_and_softmax_cores_decodes_the_best_mean_sequence_score():
-    import itertools
+TAGS = ["A", "B", "C", "D"]
 
+
+def random_members(kinds, rng):
+    """Small trained-shape cores (``build_models``' training models) with
+    random emission and transition scores, CRF (True) or softmax (False)."""
     import keras
 
-    tags = ["A", "B", "C", "D"]
     small = {"word_dim": 6, "char_dim": 4, "char_units": 3, "units": 5}
-    rng = np.random.default_rng(3)
     members = []
-    for i, use_crf in enumerate([True, False, True]):
+    for i, use_crf in enumerate(kinds):
         keras.utils.set_random_seed(i)
         train, _ = network.build_models(
-            [f"w{j}" for j in range(8)], list("abcdef"), tags, use_crf=use_crf, **small
+            [f"w{j}" for j in range(8)], list("abcdef"), TAGS, use_crf=use_crf, **small
         )
         # Emission and transition scores of similar size, so that neither
         # alone decides the sequence.
@@ -100,14 +102,16 @@ def test_ensemble_of_crf_and_softmax_cores_decodes_the_best_mean_sequence_score(
                 [rng.normal(0, 1, w.shape).astype("float32") for w in crf.get_weights()]
             )
         members.append((train, {"use_crf": use_crf}))
-    ensemble = network.build_ensemble(members, tags)
-    lengths = [4, 2, 3]
-    words = np.zeros((3, 4), np.int32)
-    chars = np.zeros((3, 4, 5), np.int32)
-    for r, n in enumerate(lengths):
-        words[r, :n] = rng.integers(1, 10, n)
-        chars[r, :n] = rng.integers(1, 8, (n, 5))
-    pred = np.asarray(ensemble.predict_on_batch([words, chars]))
+    return members
+
+
+def best_mean_sequences(members, words, chars, lengths):
+    """Brute force: per row, the tag sequence with the best mean of the
+    members' sequence scores (CRF: emissions + transitions; softmax: the
+    sum of log-probabilities)."""
+    import itertools
+
+    import keras
 
     def emissions(model, use_crf):
         e = np.asarray(keras.Model(model.inputs[:2], model.get_layer("potentials").output)(
@@ -124,10 +128,53 @@ def test_ensemble_of_crf_and_softmax_cores_decodes_the_best_mean_sequence_score(
         trans, start, end = crf
         return total + start[seq[0]] + end[seq[-1]] + sum(trans[a, b] for a, b in zip(seq, seq[1:]))
 
+    best = []
     for r, n in enumerate(lengths):
-        seqs = list(itertools.product(range(len(tags)), repeat=n))
+        seqs = list(itertools.product(range(len(TAGS)), repeat=n))
         mean = [np.mean([sequence_score(e[r], crf, s) for e, crf in scores]) for s in seqs]
-        assert list(pred[r, :n]) == list(seqs[int(np.argmax(mean))])
+        best.append(list(seqs[int(np.argmax(mean))]))
+    return best
+
+
+def random_ids(rng, lengths):
+    words = np.zeros((len(lengths), max(lengths)), np.int32)
+    chars = np.zeros(words.shape + (5,), np.int32)
+    for r, n in enumerate(lengths):
+        words[r, :n] = rng.integers(1, 10, n)
+        chars[r, :n] = rng.integers(1, 8, (n, 5))
+    return words, chars
+
+
+def test_ensemble_decodes_the_best_mean_sequence_score_also_with_an_ensemble_member(tmp_path):
+    from keras_seqmodels.utils.loading import load_model_file
+
+    # CRF, softmax, CRF: flat, and as a shipped-like pair (saved and loaded)
+    # plus the third, which counts as three members of equal weight.
+    rng = np.random.default_rng(3)
+    members = random_members([True, False, True], rng)
+    flat = network.build_ensemble(members, TAGS)
+    pair = network.build_ensemble(members[:2], TAGS)
+    pair.save(tmp_path / "pair.keras")
+    pair = load_model_file(str(tmp_path / "pair.keras"))
+    nested = network.build_ensemble([(pair, {}), members[2]], TAGS)
+    assert sum(layer.name.startswith("member_") for layer in nested.layers) == 3
+    lengths = [4, 2, 3]
+    words, chars = random_ids(rng, lengths)
+    expected = best_mean_sequences(members, words, chars, lengths)
+    for ensemble in (flat, nested):
+        pred = np.asarray(ensemble.predict_on_batch([words, chars]))
+        assert [list(pred[r, :n]) for r, n in enumerate(lengths)] == expected
+
+
+def test_ensemble_refuses_a_model_that_is_no_tagger():
+    import keras
+
+    inputs = keras.Input((None,), dtype="int32")
+    other = keras.Model(inputs, keras.layers.Embedding(5, 4, name="lookup")(inputs))
+    with pytest.raises(ValueError, match="'potentials' layer or an ensemble"):
+        network.build_ensemble([(other, {})] * 2, TAGS)
+    with pytest.raises(ValueError, match="at least 2 taggers"):
+        network.build_ensemble(random_members([True], np.random.default_rng(0)), TAGS)
 
 
 def test_inference_model_of_a_training_model_decodes_as_build_models_does():
@@ -149,4 +196,3 @@ def test_inference_model_of_a_training_model_decodes_as_build_models_does():
             np.asarray(again.predict_on_batch([words, chars])),
             np.asarray(infer.predict_on_batch([words, chars])),
         )
-

@@ -238,6 +238,14 @@ def parser_for(recipe, action):
             "(needs --seeds or --sweep and the model's `combine`)",
         )
         parser.add_argument(
+            "--ensemble-with",
+            action="append",
+            default=[],
+            metavar="FILE",
+            help="a packaged .keras model (e.g. the shipped one) added to the --ensemble "
+            "candidates (repeatable; with --ensemble, one run is enough)",
+        )
+        parser.add_argument(
             "--time-budget",
             type=number(float, 0),
             default=0.0,

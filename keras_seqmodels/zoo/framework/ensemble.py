@@ -1,7 +1,9 @@
 """Greedy forward selection of an ensemble on the validation split.
 
 ``seqmodels train NAME --seeds 1,2,3 --ensemble K``: after every run, the
-packaged model of each run is a candidate; starting from none, the candidate
+packaged model of each run is a candidate, and so is each packaged model
+that ``--ensemble-with FILE`` names (e.g. the shipped one: one run then
+suffices); starting from none, the candidate
 whose addition gives the best validation metric of ``recipe.combine(chosen)``
 is added, for ``K`` steps; the prefix of that path with the best metric is
 kept (Caruana et al. 2004, "Ensemble selection from libraries of models",
@@ -69,9 +71,11 @@ def select(recipe, candidates, data, config, size):
     return chosen[: best + 1], path[best][1]
 
 
-def assemble(recipe, args, runs, data_dir):
-    """Select among ``runs`` (``(record, work_dir, config)``), save the
-    combined model; returns its path and its validation record."""
+def assemble(recipe, args, runs, data_dir, base=None):
+    """Select among ``runs`` (``(record, work_dir, config)``) and the
+    packaged models of ``args.ensemble_with`` (``base``: the config when
+    there are no runs), save the combined model; returns its path and its
+    validation record."""
     if recipe.combine is None:
         raise ValueError(f"{recipe.name}: --ensemble needs a `combine` hook in its recipe.")
     candidates, folders = [], []
@@ -81,11 +85,21 @@ def assemble(recipe, args, runs, data_dir):
             model = recipe.package(model, dict(config, work_dir=work_dir))
         candidates.append(model)
         folders.append(work_dir)
-    config = dict(runs[0][2], split="validation", data_dir=data_dir, model=None)
+    # Packaged models from elsewhere (--ensemble-with): candidates as they are.
+    for path in getattr(args, "ensemble_with", None) or []:
+        candidates.append(load_model_file(path, option="--ensemble-with"))
+        folders.append(path)
+    if len(candidates) < 2:
+        raise ValueError(
+            f"{recipe.name}: --ensemble selects among at least 2 models; received "
+            f"{len(candidates)} (runs and --ensemble-with files)."
+        )
+    config = dict(runs[0][2] if runs else base, split="validation", data_dir=data_dir, model=None)
     load = recipe.evaluation_data or recipe.load_data
     data = load(data_dir, "validation", args.smoke, config)
     chosen, _ = select(recipe, candidates, data, config, args.ensemble)
     combined = recipe.combine([candidates[i] for i in chosen], config)
+    os.makedirs(args.work_dir, exist_ok=True)
     path = os.path.join(args.work_dir, f"{recipe.name}.keras")
     combined.save(path)
     # Measured again on the saved file: what ships is what was selected.

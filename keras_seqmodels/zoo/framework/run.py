@@ -64,10 +64,22 @@ def train(recipe, args):
     for key, values in args.sweep:  # every value checked before any run trains
         for value in values:
             _typed(key, base[key], value)
-    if args.ensemble and not (args.seeds or args.sweep):
-        raise ValueError(f"{recipe.name}: --ensemble K needs several runs (--seeds or --sweep).")
+    extra = getattr(args, "ensemble_with", None) or []
+    if args.ensemble and not (args.seeds or args.sweep or extra):
+        raise ValueError(
+            f"{recipe.name}: --ensemble K needs several runs (--seeds or --sweep) "
+            "or models to add (--ensemble-with FILE)."
+        )
+    if extra and not args.ensemble:
+        raise ValueError(f"{recipe.name}: --ensemble-with FILE needs --ensemble K.")
+    for path in extra:
+        _check_keras_file(path, "--ensemble-with")
     data_dir = arguments.resolve_data_dir(recipe, args.data_dir, args.smoke)
     base["data_dir"] = data_dir
+    if args.epochs == 0 and extra and not args.init_from:
+        # Nothing to train: the selection among the --ensemble-with models.
+        best, record = ensemble.assemble(recipe, args, [], data_dir, dict(base, seed=args.seed))
+        return _finish(recipe, args, best, record)
     if args.epochs == 0 and args.init_from:
         return _package_only(recipe, args, dict(base, seed=args.seed), data_dir)
     results = []

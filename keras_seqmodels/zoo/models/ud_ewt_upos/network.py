@@ -64,14 +64,57 @@ def build_serving_model(infer, vectorizer, tags):
     return keras.Model(sentences, out, name="ud_ewt_upos")
 
 
+def ensemble_parts(model, use_crf=None):
+    """``(emitters, transition_sum)`` of a trained id model.
+
+    ``emitters``: ``(model, use_crf)`` pairs whose ``potentials`` layer
+    gives one tagger's emission scores. ``transition_sum``: the sum of the
+    CRF taggers' ``[transitions, start, end]`` (``None`` without any). A
+    single tagger (a ``potentials`` layer; a ``crf`` one when ``use_crf``,
+    by default when it has one) is one emitter; an ensemble of
+    ``build_ensemble`` (a ``mean_scores`` layer) is its members, with its
+    CRF's weights times their number (it stores the mean), so that an
+    ensemble can be a member of a new one, flattened.
+    """
+    names = {layer.name for layer in model.layers}
+    if "mean_scores" in names:
+        k = 0
+        emitters = []
+        while f"member_{k}" in names:
+            emitters.append((model.get_layer(f"member_{k}"), f"log_probs_{k}" not in names))
+            k += 1
+        if not k:
+            raise ValueError(
+                f"ud-ewt-upos ensemble: {model.name!r} has a 'mean_scores' layer but no "
+                "'member_0' (expected a model of build_ensemble)."
+            )
+        total = None
+        if "crf" in names:
+            total = [k * np.asarray(w) for w in model.get_layer("crf").get_weights()]
+        return emitters, total
+    if "potentials" not in names:
+        raise ValueError(
+            f"ud-ewt-upos ensemble: each member must be a tagger with a 'potentials' "
+            f"layer or an ensemble with a 'mean_scores' layer; {model.name!r} has neither."
+        )
+    if use_crf is None:
+        use_crf = "crf" in names
+    total = None
+    if use_crf:
+        total = [np.asarray(w) for w in model.get_layer("crf").get_weights()]
+    return [(model, use_crf)], total
+
+
 def build_ensemble(members, tags):
     """One id model averaging the sequence scores of several trained cores.
 
     ``members``: ``(model, config)`` pairs, ``model`` with the ids as its
     first two inputs and a ``potentials`` layer (and a ``crf`` one when
-    ``config["use_crf"]``). A CRF member scores a tag sequence by its
-    emission scores plus its transition scores; a softmax member by the sum
-    of its per-word log-probabilities (emissions ``log_softmax``, no
+    ``config["use_crf"]``), or an ensemble of this function, which counts as
+    its members (``ensemble_parts``: K members of it and one more tagger make
+    K + 1, each weighing the same). A CRF member scores a tag sequence by
+    its emission scores plus its transition scores; a softmax member by the
+    sum of its per-word log-probabilities (emissions ``log_softmax``, no
     transitions). The mean of the members' emissions, with the CRF members'
     transitions summed and divided by the number of members, decoded by
     Viterbi, is the argmax of the members' mean sequence score (all-softmax:
@@ -81,24 +124,32 @@ def build_ensemble(members, tags):
 
     from keras_seqmodels.tagging.crf import CRF
 
+    emitters, total = [], None
+    for model, config in members:
+        parts, transitions = ensemble_parts(model, config.get("use_crf"))
+        emitters += parts
+        if transitions is not None:
+            total = transitions if total is None else [a + b for a, b in zip(total, transitions)]
+    if len(emitters) < 2:
+        raise ValueError(
+            f"ud-ewt-upos ensemble: needs at least 2 taggers in all; received {len(emitters)}."
+        )
     word_ids = keras.Input((None,), dtype="int32", name="word_ids")
     char_ids = keras.Input((None, None), dtype="int32", name="char_ids")
     scores = []
-    for i, (model, config) in enumerate(members):
+    for i, (model, use_crf) in enumerate(emitters):
         emitter = keras.Model(model.inputs[:2], model.get_layer("potentials").output,
                               name=f"member_{i}")  # fmt: skip
         x = emitter([word_ids, char_ids])
-        if not config["use_crf"]:
+        if not use_crf:
             x = keras.layers.Activation("log_softmax", name=f"log_probs_{i}")(x)
         scores.append(x)
     mean = keras.layers.Average(name="mean_scores")(scores)
-    crf_members = [m for m, config in members if config["use_crf"]]
-    use_crf = bool(crf_members)
+    use_crf = total is not None
     crf = CRF(len(tags), trainable=use_crf, name="crf" if use_crf else "argmax")
     out = crf(mean)
     if use_crf:
-        crf.set_weights([np.sum([m.get_layer("crf").get_weights()[k] for m in crf_members], 0)
-                         / len(members) for k in range(3)])  # fmt: skip
+        crf.set_weights([w / len(emitters) for w in total])
     return keras.Model([word_ids, char_ids], out, name="tagger_ids")
 
 

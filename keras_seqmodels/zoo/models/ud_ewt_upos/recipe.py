@@ -189,24 +189,26 @@ def package(model, config):
 
 def combine(models, config):
     """One string model from several (``package``'s), averaging the cores'
-    sequence scores (``network.build_ensemble``); one model is returned
-    unchanged."""
+    sequence scores (``network.build_ensemble``); a member that is itself an
+    ensemble (the shipped file, ``--ensemble-with``) counts as its taggers.
+    One model is returned unchanged. The members must share the vectorizer
+    (the same training vocabularies)."""
     from keras_seqmodels.data.tfds_builders import UPOS_TAGS
 
     if len(models) == 1:
         return models[0]
-    members = []
-    for model in models:
-        core = model.get_layer("tagger_ids")
-        names = {layer.name for layer in core.layers}
-        if "potentials" not in names:
+    vectorizer = models[0].get_layer("vectorizer")
+    expected = dict(vectorizer.get_config(), name=None)
+    for i, model in enumerate(models[1:], 1):
+        if dict(model.get_layer("vectorizer").get_config(), name=None) != expected:
             raise ValueError(
-                "ud-ewt-upos combine: each member must be a single tagger with a "
-                f"'potentials' layer; {model.name!r} has none (an ensemble cannot be a member)."
+                "ud-ewt-upos combine: the vectorizers of members 0 and "
+                f"{i} differ (other word or character vocabularies); combine only "
+                "taggers trained on the same training split."
             )
-        members.append((core, {"use_crf": "crf" in names}))
+    members = [(model.get_layer("tagger_ids"), {}) for model in models]
     infer = network.build_ensemble(members, UPOS_TAGS)
-    return network.build_serving_model(infer, models[0].get_layer("vectorizer"), UPOS_TAGS)
+    return network.build_serving_model(infer, vectorizer, UPOS_TAGS)
 
 
 def evaluation_data(data_dir, split, smoke, config):
