@@ -990,6 +990,45 @@ def _linear_turns_data(rows):
     ]
 
 
+LINEAR_EXPORT_FILE = "linear_rnn_export_latency_cpu.json"
+LINEAR_EXPORT_ROWS = (
+    ("litert", "LiteRT"),
+    ("onnxruntime", "ONNX Runtime"),
+    ("keras_predict_on_batch", "Keras `predict_on_batch`"),
+)
+
+
+def _linear_export_rows():
+    """Each runtime at each length (the LiteRT file at every length, the others
+    at the longest): median ms per layer, at batch 1."""
+    data = _file(LINEAR_EXPORT_FILE)["rows"]
+    layers = list(dict.fromkeys(r["layer"] for r in data))
+    lengths = sorted({r["length"] for r in data if r["kind"] == "sequence"})
+    ms = {(r["runtime"], r["length"], r["layer"]): r["median_ms"] for r in data
+          if r["kind"] == "sequence"}  # fmt: skip
+    rows = []
+    for runtime, name in LINEAR_EXPORT_ROWS:
+        for length in lengths if runtime == "litert" else lengths[-1:]:
+            at = {layer: ms[runtime, length, layer] for layer in layers}
+            rows.append({"label": f"{name}, {length:,} steps", "ms": at})
+    return rows
+
+
+def _ms_short(v):
+    return f"{v:.1f}" if v < 10 else f"{v:,.0f}"
+
+
+def _linear_export_text(rows):
+    layers = list(rows[0]["ms"])
+    names = {"LSTM": "package LSTM"}
+    header = ["<file at batch 1, median ms"] + [names.get(n, f"`{n}`") for n in layers]
+    return _table(header, [[r["label"]] + [_ms_short(r["ms"][n]) for n in layers] for r in rows])
+
+
+def _linear_export_data(rows):
+    return [(r["label"], layer, v, _ms_short(v)) for r in rows for layer, v in r["ms"].items()]
+
+
 TABLES = {
     "summary": (summary_rows, _summary_text, _summary_data),
     "cpu": (_cpu_rows, _cpu_text, _cpu_data),
@@ -1020,6 +1059,7 @@ TABLES = {
         _linear_mingru_data,
     ),
     "linear_rnn_turns4096_docs": (_linear_turns_rows, _linear_turns_text, _linear_turns_data),
+    "linear_rnn_export": (_linear_export_rows, _linear_export_text, _linear_export_data),
 }
 DEPLOY_DOC = os.path.join(ROOT, "docs", "deploy.md")
 LINEAR_DOC = os.path.join(ROOT, "docs", "linear_recurrences.md")
@@ -1057,9 +1097,11 @@ TITLES = {
     "linear_rnn_turns4096": "Length 4,096, timed in turns: speed-up over the package's LSTM",
     "linear_rnn_mingru_docs": "MinGRU's speed-up over the package's LSTM (batch 8, 128 → 256)",
     "linear_rnn_turns4096_docs": "Length 4,096, timed in turns: speed-up over the package's LSTM",
+    "linear_rnn_export": "Linear recurrences' exported files at batch 1: ms (log scale)",
 }
 LOG_SCALE = {
     "cpu",
+    "linear_rnn_export",
     "gpu_keras_call",
     "generate",
     "trees",
