@@ -319,6 +319,37 @@ def _pad(values, value):
     return tf.concat([values, tf.fill([1], tf.constant(value, values.dtype))], 0)
 
 
+def _unit_kinds(translator, units, unit_of_word, known):
+    """``(number, name, protected, digit)``, bool ``(units,)`` of
+    ``source_units``' units (see ``carry_through``)."""
+    tf = _tf()
+    flat_units = units.flat_values
+    n_units = tf.size(flat_units, out_type=tf.int64)
+    n_words = tf.size(unit_of_word, out_type=tf.int64)
+    word_index = tf.range(n_words)
+    first_word = tf.math.unsorted_segment_min(word_index, unit_of_word, n_units)
+    single = tf.equal(tf.math.unsorted_segment_sum(tf.ones_like(word_index), unit_of_word,
+                                                   n_units), 1)  # fmt: skip
+    unit_known = single & tf.gather(_pad(known, False), tf.minimum(first_word, n_words))
+    chars = tf.strings.unicode_split(flat_units, "UTF-8")
+    unknown_char = tf.reduce_any(translator.source_lookup(chars) <= 1, axis=1)
+    first_char = tf.strings.substr(flat_units, 0, 1, unit="UTF8_CHAR")
+    capital = tf.not_equal(first_char, tf.strings.lower(first_char, encoding="utf-8"))
+    not_first = tf.range(n_units) > tf.gather(units.row_starts(), units.value_rowids())
+    digit = tf.strings.regex_full_match(flat_units, ".*[0-9].*")
+    number = digit & tf.logical_not(unit_known)
+    # A name the vocabulary knows: the English training text has the word
+    # only capitalised (its lower-case form is no word of the source
+    # vocabulary) and the German text has it too (John, Boston; not A, The,
+    # Two, American, Christmas), wherever it stands in the sentence.
+    lower_known = translator.source_lookup(tf.strings.lower(flat_units, encoding="utf-8")) > 1
+    in_target = translator.target_lookup(flat_units) > 1
+    known_name = capital & unit_known & in_target & tf.logical_not(lower_known | digit)
+    name = (capital & not_first & tf.logical_not(unit_known | digit)) | known_name
+    protected = number | name | (unknown_char & tf.logical_not(unit_known))
+    return number, name, protected, digit
+
+
 def carry_through(translator, source_ids, source_word, out_ids, words, known, sentences):
     """The output pieces with numbers and names copied from the source, the
     model's confidence in the output, and the numbers and names it lost.
@@ -401,27 +432,7 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known, se
     unit_rows = units.value_rowids()
     n_units = tf.size(flat_units, out_type=tf.int64)
     n_words = tf.size(unit_of_word, out_type=tf.int64)
-    word_index = tf.range(n_words)
-    first_word = tf.math.unsorted_segment_min(word_index, unit_of_word, n_units)
-    single = tf.equal(tf.math.unsorted_segment_sum(tf.ones_like(word_index), unit_of_word,
-                                                   n_units), 1)  # fmt: skip
-    unit_known = single & tf.gather(_pad(known, False), tf.minimum(first_word, n_words))
-    chars = tf.strings.unicode_split(flat_units, "UTF-8")
-    unknown_char = tf.reduce_any(translator.source_lookup(chars) <= 1, axis=1)
-    first_char = tf.strings.substr(flat_units, 0, 1, unit="UTF8_CHAR")
-    capital = tf.not_equal(first_char, tf.strings.lower(first_char, encoding="utf-8"))
-    not_first = tf.range(n_units) > tf.gather(units.row_starts(), unit_rows)
-    digit = tf.strings.regex_full_match(flat_units, ".*[0-9].*")
-    number = digit & tf.logical_not(unit_known)
-    # A name the vocabulary knows: the English training text has the word
-    # only capitalised (its lower-case form is no word of the source
-    # vocabulary) and the German text has it too (John, Boston; not A, The,
-    # Two, American, Christmas), wherever it stands in the sentence.
-    lower_known = translator.source_lookup(tf.strings.lower(flat_units, encoding="utf-8")) > 1
-    in_target = translator.target_lookup(flat_units) > 1
-    known_name = capital & unit_known & in_target & tf.logical_not(lower_known | digit)
-    name = (capital & not_first & tf.logical_not(unit_known | digit)) | known_name
-    protected = number | name | (unknown_char & tf.logical_not(unit_known))
+    number, name, protected, digit = _unit_kinds(translator, units, unit_of_word, known)
 
     # The unit each output piece attends to most (-1: the end token).
     aligned = tf.gather(source_word, tf.argmax(attention, axis=-1), batch_dims=1)
@@ -529,36 +540,19 @@ def within_margin(scores, finished, margin):
     return tf.logical_or(close, tf.equal(tf.range(tf.shape(scores)[1]), 0)[None, :])
 
 
-def choose_candidates(lost_counts, eligible):
-    """Int32 ``(n,)``: per row the eligible candidate with the fewest units
-    lost; of those, the first (the best score, as the beam orders them).
-
-    Example:
-
-    >>> choose_candidates([[2, 1, 0], [1, 0, 0], [1, 1, 1]],
-    ...                   [[True, True, False], [True, True, True], [True, True, True]]).numpy()
-    array([1, 1, 0], dtype=int32)
-    """
-    tf = _tf()
-    lost_counts = tf.cast(lost_counts, tf.int64)
-    k = tf.cast(tf.shape(lost_counts)[1], tf.int64)
-    # A unique key per candidate: the units lost first, then the position.
-    key = lost_counts * k + tf.range(k)[None, :]
-    key = tf.where(eligible, key, tf.reduce_max(key) + k)
-    return tf.cast(tf.argmin(key, axis=1), tf.int32)
-
-
 def carry_best(translator, source_ids, source_word, candidates, scores, words, known,
                sentences, margin):  # fmt: skip
     """``carry_through`` of the beam candidate that carries the most.
 
-    The best candidate is carried through first; for a sentence that loses
-    numbers or names (``not_carried``), each of its candidates within
-    ``margin`` of the best score (``within_margin``: finished, beam score,
-    the length-normalised log-probability, at least the best's minus
-    ``margin``) is carried through too, and the one that loses the fewest is
-    kept (ties: the best score; ``choose_candidates``). Nothing is added to
-    a translation: when no candidate has a unit, the unit stays not carried.
+    A sentence with a number or name to carry (see ``carry_through``) and a
+    candidate other than the best within ``margin`` of the best score
+    (``within_margin``: finished, beam score, the length-normalised
+    log-probability, at least the best's minus ``margin``) has each such
+    candidate carried through, and the one that loses the fewest numbers
+    and names (``not_carried``) is kept (ties: the best score, as the beam
+    orders them); other sentences keep the best candidate. One
+    ``carry_through`` pass serves all. Nothing is added to a translation:
+    when no candidate has a unit, the unit stays not carried.
 
     Args:
         translator, source_ids, source_word, words, known, sentences: as
@@ -575,41 +569,39 @@ def carry_best(translator, source_ids, source_word, candidates, scores, words, k
     """
     tf = _tf()
     candidates = tf.convert_to_tensor(candidates)
-    pieces, confidence, lost, lost_count = carry_through(
-        translator, source_ids, source_word, candidates[:, 0], words, known, sentences
-    )
-    translations = pieces_text.detokenize(pieces)
     k = candidates.shape[1]
     if k == 1:
-        return translations, confidence, lost
+        pieces, confidence, lost, _ = carry_through(
+            translator, source_ids, source_word, candidates[:, 0], words, known, sentences
+        )
+        return pieces_text.detokenize(pieces), confidence, lost
     finished = tf.reduce_any(tf.equal(candidates, translator.model.end_id), axis=2)
     eligible = within_margin(scores, finished, margin)
-    rows = tf.where((lost_count > 0) & tf.reduce_any(eligible[:, 1:], axis=1))[:, 0]
-
-    def rerank():
-        # Every candidate of each such row, as a row of its own.
-        every = tf.repeat(rows, k)
-        sub_words = tf.gather(words, every)
-        sub_known = tf.gather(words.with_flat_values(known), every).flat_values
-        # Word indices into the gathered rows' words.
-        shift = sub_words.row_starts() - tf.gather(words.row_starts(), every)
-        sub_word = tf.gather(source_word, every)
-        sub_word = tf.where(sub_word >= 0, sub_word + shift[:, None], sub_word)
-        sub_out = tf.gather(candidates, rows)
-        sub_out = tf.reshape(sub_out, [-1, tf.shape(candidates)[2]])
-        sub_pieces, sub_confidence, sub_lost, count = carry_through(
-            translator, tf.gather(source_ids, every), sub_word, sub_out, sub_words,
-            sub_known, tf.gather(sentences, every),
-        )  # fmt: skip
-        choice = choose_candidates(tf.reshape(count, [-1, k]), tf.gather(eligible, rows))
-        pick = tf.range(tf.size(rows)) * k + choice
-        at = rows[:, None]
-        return (
-            tf.tensor_scatter_nd_update(
-                translations, at, tf.gather(pieces_text.detokenize(sub_pieces), pick)
-            ),
-            tf.tensor_scatter_nd_update(confidence, at, tf.gather(sub_confidence, pick)),
-            tf.tensor_scatter_nd_update(lost, at, tf.gather(sub_lost, pick)),
-        )
-
-    return tf.cond(tf.size(rows) > 0, rerank, lambda: (translations, confidence, lost))
+    units, unit_of_word = source_units(sentences)
+    _, _, protected, digit = _unit_kinds(translator, units, unit_of_word, known)
+    to_carry = tf.reduce_any(units.with_flat_values(protected | digit), axis=1)
+    # Each row's candidates to carry through: all k or the best alone.
+    per_row = tf.where(to_carry & tf.reduce_any(eligible[:, 1:], axis=1), k, 1)
+    row = tf.repeat(tf.range(tf.size(per_row, out_type=tf.int64)), per_row)
+    index = tf.ragged.range(per_row).flat_values
+    at = tf.stack([row, tf.cast(index, tf.int64)], axis=1)
+    sub_words = tf.gather(words, row)
+    # Word indices into the gathered rows' words.
+    shift = sub_words.row_starts() - tf.gather(words.row_starts(), row)
+    sub_word = tf.gather(source_word, row)
+    sub_word = tf.where(sub_word >= 0, sub_word + shift[:, None], sub_word)
+    pieces, confidence, lost, count = carry_through(
+        translator, tf.gather(source_ids, row), sub_word, tf.gather_nd(candidates, at),
+        sub_words, tf.gather(words.with_flat_values(known), row).flat_values,
+        tf.gather(sentences, row),
+    )  # fmt: skip
+    # Per row the eligible candidate of fewest losses, then best score.
+    key = tf.cast(count, tf.int64) * k + tf.cast(index, tf.int64)
+    key = tf.where(tf.gather_nd(eligible, at), key, tf.reduce_max(key) + k)
+    best = tf.math.unsorted_segment_min(key, row, tf.size(per_row))
+    pick = tf.where(tf.equal(key, tf.gather(best, row)))[:, 0]
+    return (
+        tf.gather(pieces_text.detokenize(pieces), pick),
+        tf.gather(confidence, pick),
+        tf.gather(lost, pick),
+    )
