@@ -9,6 +9,7 @@ runs of whitespace are equal). Printed values that change from run to run
 
 import contextlib
 import doctest
+import functools
 import glob
 import io
 import os
@@ -33,6 +34,13 @@ def snippets():
 SNIPPETS = list(snippets())
 
 
+@functools.cache
+def _cached_load():
+    from keras_seqmodels import zoo
+
+    return functools.lru_cache(maxsize=None)(zoo.load)
+
+
 def test_docs_have_snippets():
     assert len(SNIPPETS) > 0
 
@@ -45,7 +53,13 @@ def test_every_snippet_that_prints_shows_its_output():
 @pytest.mark.tf_only
 @pytest.mark.parametrize("code, output", SNIPPETS)
 def test_snippet_runs(code, output, tmp_path, monkeypatch):
+    from keras_seqmodels import zoo
+
     monkeypatch.chdir(tmp_path)
+    # Each zoo model is loaded (and its SHA-256 checked) once for all the
+    # snippets, as one user session keeps it, not once per snippet; the
+    # translator's compiled search is then traced once.
+    monkeypatch.setattr(zoo, "load", _cached_load())
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(compile(code, "<snippet>", "exec"), {"__name__": "__snippet__"})
