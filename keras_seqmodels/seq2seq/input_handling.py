@@ -278,21 +278,21 @@ def _count(values, rows, words):
 
 
 def _rank(ragged, counted):
-    """Int32 ``(k,)`` for the ``k`` flat values of ``ragged``: how many of the
-    ``counted`` values of its row, up to and including itself, equal it (its
-    occurrence number among them: 1 for the first)."""
+    """Int32 ``(k,)`` for the ``k`` string flat values of ``ragged``: how many
+    of the ``counted`` values of its row, up to and including itself, equal
+    it (its occurrence number among them: 1 for the first). By a stable sort
+    on (row, value), so a row of many units costs ``k log k``, not ``k**2``."""
     tf = _tf()
     values, rows = ragged.flat_values, ragged.value_rowids()
-    starts = ragged.row_starts()
-    peers = tf.gather(ragged, rows)
-    own = tf.range(tf.size(values, out_type=tf.int64)) - tf.gather(starts, rows)
-    position = tf.ragged.range(peers.row_lengths()).flat_values
-    same = (
-        tf.equal(peers.flat_values, tf.repeat(values, peers.row_lengths()))
-        & (position <= tf.repeat(own, peers.row_lengths()))
-        & tf.gather(counted, tf.gather(starts, tf.gather(rows, peers.value_rowids())) + position)
-    )
-    return tf.reduce_sum(peers.with_flat_values(tf.cast(same, tf.int32)), axis=1)
+    key = tf.strings.join([tf.strings.as_string(rows), values], separator="\x1f")
+    _, group = tf.unique(key, out_idx=tf.int64)
+    order = tf.argsort(group, stable=True)  # by group, in flat order inside each
+    grouped = tf.gather(group, order)
+    count = tf.cast(tf.gather(counted, order), tf.int32)
+    total = tf.cumsum(count)
+    before_group = tf.math.segment_min(total - count, grouped)
+    rank = total - tf.gather(before_group, grouped)
+    return tf.gather(rank, tf.math.invert_permutation(tf.cast(order, tf.int32)))
 
 
 def _number_key(strings):
@@ -348,6 +348,38 @@ def _unit_kinds(translator, units, unit_of_word, known):
     name = (capital & not_first & tf.logical_not(unit_known | digit)) | known_name
     protected = number | name | (unknown_char & tf.logical_not(unit_known))
     return number, name, protected, digit
+
+
+# Rows of one teacher-forced pass in ``carry_through``: its logits are
+# ``(rows, output steps, target vocabulary)`` floats, so a request's rows
+# (up to 256 sentences, times the beam's candidates in ``carry_best``) go
+# through a few at a time.
+ROWS_PER_PASS = 16
+
+
+def _teacher_forced(model, source_ids, decoder_in, targets):
+    """``(log-probabilities of targets, source position attended most)``,
+    both ``(n, T)``, from ``model`` fed ``decoder_in``, ``ROWS_PER_PASS`` rows
+    at a time (the memory of one pass, not of the whole request)."""
+    tf = _tf()
+    n = tf.shape(decoder_in)[0]
+    passes = (n + ROWS_PER_PASS - 1) // ROWS_PER_PASS
+    shape = tf.TensorShape([None, None])
+
+    def one_pass(i, log_ps, attended):
+        rows = slice(i * ROWS_PER_PASS, tf.minimum(n, (i + 1) * ROWS_PER_PASS))
+        logits, attention = model((source_ids[rows], decoder_in[rows]), return_attention=True)
+        log_p = tf.nn.log_softmax(tf.cast(logits, tf.float32))
+        log_ps = log_ps.write(i, tf.gather(log_p, targets[rows], batch_dims=2))
+        attended = attended.write(i, tf.argmax(attention, axis=-1))
+        return i + 1, log_ps, attended
+
+    arrays = (
+        tf.TensorArray(tf.float32, size=passes, infer_shape=False, element_shape=shape),
+        tf.TensorArray(tf.int64, size=passes, infer_shape=False, element_shape=shape),
+    )
+    _, log_ps, attended = tf.while_loop(lambda i, *_: i < passes, one_pass, (0, *arrays))
+    return log_ps.concat(), attended.concat()
 
 
 def carry_through(translator, source_ids, source_word, out_ids, words, known, sentences):
@@ -417,9 +449,7 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known, se
     end = tf.RaggedTensor.from_tensor(tf.fill([n, 1], model.end_id))
     decoder_in = tf.concat([start, tokens], axis=1).to_tensor(0)
     targets = tf.concat([tokens, end], axis=1).to_tensor(0)
-    logits, attention = model((source_ids, decoder_in), return_attention=True)
-    log_p = tf.nn.log_softmax(tf.cast(logits, tf.float32))
-    token_log_p = tf.gather(log_p, targets, batch_dims=2)
+    token_log_p, attended = _teacher_forced(model, source_ids, decoder_in, targets)
     lengths = tokens.row_lengths() + 1
     valid = tf.sequence_mask(lengths, tf.shape(targets)[1])
     confidence = tf.reduce_sum(tf.where(valid, token_log_p, 0.0), axis=1) / tf.cast(
@@ -435,7 +465,7 @@ def carry_through(translator, source_ids, source_word, out_ids, words, known, se
     number, name, protected, digit = _unit_kinds(translator, units, unit_of_word, known)
 
     # The unit each output piece attends to most (-1: the end token).
-    aligned = tf.gather(source_word, tf.argmax(attention, axis=-1), batch_dims=1)
+    aligned = tf.gather(source_word, attended, batch_dims=1)
     aligned = tf.RaggedTensor.from_tensor(aligned, lengths=tokens.row_lengths()).flat_values
     aligned = tf.gather(_pad(unit_of_word, -1), tf.where(aligned >= 0, aligned, n_words))
 

@@ -50,6 +50,27 @@ def test_split_sentences_cases(text_in, expected):
     assert _decode(input_handling.split_sentences([text_in])) == [expected]
 
 
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(
+    rows=st.lists(st.lists(st.tuples(st.sampled_from("125x"), st.booleans()), max_size=8),
+                  max_size=4),
+)  # fmt: skip
+def test_rank_is_each_values_occurrence_number_among_the_counted(rows):
+    """``_rank`` (a sort, ``k log k``: a 16 KB sentence has thousands of
+    units) equals counting the row's earlier counted equal values."""
+    values = tf.RaggedTensor.from_row_lengths(
+        tf.constant([v for row in rows for v, _ in row], tf.string),
+        tf.constant([len(row) for row in rows], tf.int64),
+    )
+    counted = tf.constant([c for row in rows for _, c in row], tf.bool)
+    expected = [
+        sum(1 for v, c in row[: i + 1] if c and v == row[i][0])
+        for row in rows
+        for i in range(len(row))
+    ]
+    assert input_handling._rank(values, counted).numpy().tolist() == expected
+
+
 def test_split_sentences_batch_keeps_rows():
     got = _decode(input_handling.split_sentences([t for t, _ in SPLITS]))
     assert got == [e for _, e in SPLITS]
