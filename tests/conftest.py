@@ -1,6 +1,8 @@
 import os
 import sys
 
+import pytest
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 # The NumPy references run in float64; JAX needs this to honour float64.
 os.environ.setdefault("JAX_ENABLE_X64", "1")
@@ -48,3 +50,45 @@ def _jax_full_float32():
 
 
 _jax_full_float32()
+
+
+def _zoo_exports_folder():
+    """One scratch folder per test run for the shared zoo SavedModels, made
+    by the first process (pytest's controller; xdist workers inherit it in
+    their environment) and removed when that process exits."""
+    import atexit
+    import shutil
+    import tempfile
+
+    if "KS_TEST_ZOO_EXPORTS" not in os.environ:
+        folder = tempfile.mkdtemp(prefix="ks_zoo_exports_")
+        os.environ["KS_TEST_ZOO_EXPORTS"] = folder
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+
+
+_zoo_exports_folder()
+
+
+@pytest.fixture(scope="session")
+def zoo_savedmodel():
+    """``export(name) -> directory``: the shipped zoo model ``name`` as a
+    SavedModel (``zoo.load(name).export``), written once per test run and
+    shared by every test and xdist worker; tests only read it."""
+    import fcntl
+    import shutil
+
+    root = os.environ["KS_TEST_ZOO_EXPORTS"]
+
+    def export(name):
+        from keras_seqmodels import zoo
+
+        target = os.path.join(root, name)
+        with open(target + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be writing it
+            if not os.path.exists(os.path.join(target, "saved_model.pb")):
+                shutil.rmtree(target + ".partial", ignore_errors=True)
+                zoo.load(name).export(target + ".partial")
+                os.rename(target + ".partial", target)
+        return target
+
+    return export

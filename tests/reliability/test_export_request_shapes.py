@@ -26,7 +26,7 @@ from fuzz_record import fuzz_settings, record
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from keras_seqmodels import export, zoo
+from keras_seqmodels import export
 
 pytestmark = pytest.mark.tf_only  # SavedModel export runs on TensorFlow
 
@@ -179,14 +179,12 @@ ZOO = [("babi-memn2n", "serving_default"), ("babi-memn2n", "serve_ids"),
 
 
 @pytest.fixture(scope="module")
-def zoo_served(tmp_path_factory):
+def zoo_served(zoo_savedmodel):
     import tensorflow as tf
 
-    root = tmp_path_factory.mktemp("zoo_exports")
     out = {}
     for name in sorted({name for name, _ in ZOO}):
-        directory = zoo.load(name).export(str(root / name))
-        out[name] = tf.saved_model.load(directory)
+        out[name] = tf.saved_model.load(zoo_savedmodel(name))
     return out
 
 

@@ -1,6 +1,6 @@
 """Property fuzz of every exported serving signature, in a TensorFlow-only process.
 
-The seven zoo models are exported once per module with
+The seven zoo models are exported once per test run (`zoo_savedmodel`) with
 ``keras_seqmodels.export.export`` (the function behind ``seqmodels export``),
 plus a float-sequence model through the generic exporter. One clean process
 (``python -I``, only TensorFlow, NumPy and hypothesis; importing this
@@ -30,7 +30,7 @@ import pytest
 from fuzz_record import SCALE, record
 
 import keras_seqmodels as ks
-from keras_seqmodels import export, zoo
+from keras_seqmodels import export
 from keras_seqmodels.export import (
     copy_task,
     generic,
@@ -344,17 +344,18 @@ def _sequence_model():
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    """Every export, once per module: {zoo name or label: directory}."""
+def exported(tmp_path_factory, zoo_savedmodel):
+    """Every export: {zoo name or label: directory} (the zoo's written once
+    per test run, ``zoo_savedmodel``)."""
     root = tmp_path_factory.mktemp("fuzz_exports")
     dirs = {}
     for label, (name, *_) in SIGNATURES.items():
         key = name or label
         if key not in dirs:
-            dirs[key] = str(root / key.replace(":", "_"))
             if name:
-                zoo.load(name).export(dirs[key])
+                dirs[key] = zoo_savedmodel(name)
             else:
+                dirs[key] = str(root / key.replace(":", "_"))
                 export.export(_sequence_model(), dirs[key])
     return dirs
 
