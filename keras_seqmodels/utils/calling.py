@@ -42,7 +42,9 @@ def call_model(model, inputs):
         if function is None:
             import tensorflow as tf
 
-            function = tf.function(_ModelCall(model), reduce_retracing=True)
+            # No AutoGraph, as Keras's own predict step: the layers' code is
+            # traced as written (its Python control flow is on Python values).
+            function = tf.function(_ModelCall(model), reduce_retracing=True, autograph=False)
             _CALLS[model] = function
         outputs = function(inputs)
     if isinstance(outputs, (list, tuple)):

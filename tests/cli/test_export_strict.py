@@ -14,6 +14,16 @@ import keras_seqmodels as ks
 pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 
 
+@pytest.fixture(autouse=True)
+def _no_progress_lines(monkeypatch):
+    # These errors come after the conversion, which takes more than the 3 s
+    # after which an export says what it writes when the machine is busy;
+    # that line is tested in test_export_messages.py, not here.
+    from keras_seqmodels.cli import export_commands
+
+    monkeypatch.setattr(export_commands, "_ANNOUNCE_AFTER", 3600.0)
+
+
 @pytest.fixture(scope="module")
 def small_lstm(tmp_path_factory):
     path = tmp_path_factory.mktemp("strict") / "small.keras"
