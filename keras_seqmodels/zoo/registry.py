@@ -11,6 +11,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 
 from keras_seqmodels.zoo.api import CHECKOUT_ZOO_DIR, ENV_DIR, INDEX_PATH, sha256_of
 
@@ -22,6 +23,9 @@ except ImportError:  # not POSIX
 LOCK_TIMEOUT_S = 120.0
 # Fields of a model card that a new registration keeps unless it gives them.
 CARD_FIELDS = ("domain", "license", "intended_use", "limits")
+# What the model is and takes, true of any artifact trained for the same name:
+# kept from the previous entry with the card fields.
+SIGNATURE_FIELDS = ("inputs", "outputs")
 
 
 def target_dir(name):
@@ -140,7 +144,12 @@ def register_model(name, artifact, task, metrics, data, command, card, extra=Non
         The model's new entry in the zoo index (a dict).
 
     The entry keeps the previous entry's card fields (``domain``,
-    ``license``, ``intended_use``, ``limits``) unless ``extra`` gives them.
+    ``license``, ``intended_use``, ``limits``) and its description of the
+    inputs and outputs (``inputs``, ``outputs``) unless ``extra`` gives them.
+    The previous entry's other fields described the artifact this one
+    replaces (how it was trained, its parameter count, its dev figures):
+    they are not carried over, and a warning names each one ``extra`` did
+    not give again, so a stale figure is never shipped with a new file.
 
     Example (writes into the source tree, so not run here):
 
@@ -179,7 +188,8 @@ def _register_locked(name, artifact, task, metrics, data, command, card, extra, 
         recorded_assets[key] = {"file": asset_name, "sha256": sha256_of(target)}
     with open(INDEX_PATH, encoding="utf-8") as f:
         index = json.load(f)
-    kept = {k: index[name][k] for k in CARD_FIELDS if k in index.get(name, {})}
+    previous = index.get(name, {})
+    kept = {k: previous[k] for k in CARD_FIELDS + SIGNATURE_FIELDS if k in previous}
     index[name] = dict(
         kept,
         task=task,
@@ -193,5 +203,13 @@ def _register_locked(name, artifact, task, metrics, data, command, card, extra, 
         assets=recorded_assets,
     )
     index[name].update(extra or {})
+    dropped = sorted(set(previous) - set(index[name]))
+    if dropped:
+        warnings.warn(
+            f"zoo registry: {name}: the previous entry's fields {', '.join(dropped)} "
+            "described the artifact this one replaces and are not carried over; "
+            "give them again in `extra` where they still hold.",
+            stacklevel=3,
+        )
     _atomic_write_text(INDEX_PATH, json.dumps(index, indent=2, sort_keys=True) + "\n")
     return index[name]

@@ -17,6 +17,8 @@ import re
 
 import pytest
 
+from keras_seqmodels import zoo
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FILES = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
 BLOCK = re.compile(r"```python\n(.*?)```(?:\s*```output\n(.*?)```)?", re.S)
@@ -34,11 +36,7 @@ def snippets():
 SNIPPETS = list(snippets())
 
 
-@functools.cache
-def _cached_load():
-    from keras_seqmodels import zoo
-
-    return functools.lru_cache(maxsize=None)(zoo.load)
+_cached_load = functools.lru_cache(maxsize=None)(zoo.load)
 
 
 def test_docs_have_snippets():
@@ -53,13 +51,11 @@ def test_every_snippet_that_prints_shows_its_output():
 @pytest.mark.tf_only
 @pytest.mark.parametrize("code, output", SNIPPETS)
 def test_snippet_runs(code, output, tmp_path, monkeypatch):
-    from keras_seqmodels import zoo
-
     monkeypatch.chdir(tmp_path)
     # Each zoo model is loaded (and its SHA-256 checked) once for all the
     # snippets, as one user session keeps it, not once per snippet; the
     # translator's compiled search is then traced once.
-    monkeypatch.setattr(zoo, "load", _cached_load())
+    monkeypatch.setattr(zoo, "load", _cached_load)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(compile(code, "<snippet>", "exec"), {"__name__": "__snippet__"})

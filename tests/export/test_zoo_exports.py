@@ -98,34 +98,34 @@ def _esn_model():
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, zoo_savedmodel):
-    """Export all three, call them in one TensorFlow-only process."""
+    """Four zoo models' shared SavedModels and one ESN exported here, their six
+    signatures called in one TensorFlow-only process."""
     from keras_seqmodels.cli.main import main
 
     root = tmp_path_factory.mktemp("exports")
-    dirs = {}
     plan, feed, expected = {}, {}, {}
 
     mnist = np.load(os.path.join(FIXTURES, "mnist_test_sample.npz"))
     pixels = mnist["images"][:8].astype("float32")
-    dirs["mnist"] = zoo_savedmodel("mnist-renet")
-    plan["mnist"] = {"dir": dirs["mnist"], "signature": "serving_default"}
+    mnist_dir = zoo_savedmodel("mnist-renet")
+    plan["mnist"] = {"dir": mnist_dir, "signature": "serving_default"}
     feed["mnist__pixels"] = pixels
     expected["mnist"] = zoo.load("mnist-renet").model.predict(pixels, verbose=0)
 
     stories, questions, examples = _babi_cases()
-    dirs["babi"] = zoo_savedmodel("babi-memn2n")
+    babi_dir = zoo_savedmodel("babi-memn2n")
     with open(zoo.asset_path("babi-memn2n", "vocab"), encoding="utf-8") as f:
         vocabulary = json.load(f)["vocabulary"]
     ids = babi.vectorize(examples, vocabulary, 50, 11, 11)[:2]
-    plan["babi"] = {"dir": dirs["babi"], "signature": "serving_default"}
-    plan["babi_ids"] = {"dir": dirs["babi"], "signature": "serve_ids"}
+    plan["babi"] = {"dir": babi_dir, "signature": "serving_default"}
+    plan["babi_ids"] = {"dir": babi_dir, "signature": "serve_ids"}
     feed["babi__story"], feed["babi__question"] = np.array(stories), np.array(questions)
     feed["babi_ids__stories"], feed["babi_ids__queries"] = ids
     expected["babi"] = (zoo.load("babi-memn2n").model.predict(list(ids), verbose=0), vocabulary)
 
     bits = np.random.default_rng(0).integers(0, 2, (3, 10, 8)).astype("float32")
-    dirs["ntm"] = zoo_savedmodel("ntm-copy")
-    plan["ntm"] = {"dir": dirs["ntm"], "signature": "serving_default"}
+    ntm_dir = zoo_savedmodel("ntm-copy")
+    plan["ntm"] = {"dir": ntm_dir, "signature": "serving_default"}
     feed["ntm__bits"] = bits
     laid_out = np.zeros((3, 21, 9), "float32")  # bits, delimiter, recall steps
     laid_out[:, :10, :8] = bits
@@ -134,8 +134,8 @@ def served(tmp_path_factory, zoo_savedmodel):
     expected["ntm"] = (bits, logits)
 
     texts = ["the company said", "", "Stocks FELL sharply zzzunknown"]
-    dirs["ptb"] = zoo_savedmodel("ptb-lstm")
-    plan["ptb"] = {"dir": dirs["ptb"], "signature": "serving_default"}
+    ptb_dir = zoo_savedmodel("ptb-lstm")
+    plan["ptb"] = {"dir": ptb_dir, "signature": "serving_default"}
     feed["ptb__text"] = np.array(texts)
     with open(zoo.asset_path("ptb-lstm", "vocabulary"), encoding="utf-8") as f:
         vocab = [line.rstrip("\n") for line in f if line.rstrip("\n")]

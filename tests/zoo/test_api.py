@@ -109,6 +109,23 @@ def test_assets_are_checked(tmp_zoo):
         zoo.read_asset("tiny", "vocabulary")
 
 
+def test_register_keeps_what_the_model_is_and_warns_of_what_it_drops(tmp_zoo, tmp_path):
+    index = json.loads(open(registry.INDEX_PATH).read())
+    index["tiny"].update(inputs="float32 (batch, 3)", license="CC0", machine="old CPU")
+    with open(registry.INDEX_PATH, "w") as f:
+        json.dump(index, f)
+    with pytest.warns(UserWarning, match=r"tiny: the previous entry's fields machine, "
+                      r"train_seconds described the artifact"):  # fmt: skip
+        entry = registry.register_model(
+            "tiny", zoo.artifact_path("tiny"), "test", {"accuracy": 0.6}, "none", "pytest",
+            "zoo/tiny/card.md", extra={"parameters": 8},
+        )
+    assert entry["inputs"] == "float32 (batch, 3)" and entry["license"] == "CC0"
+    assert entry["metrics"] == {"accuracy": 0.6} and entry["parameters"] == 8
+    assert "machine" not in entry and "train_seconds" not in entry
+    assert zoo.info("tiny")["inputs"] == "float32 (batch, 3)"
+
+
 def test_safe_mode_refuses_lambda_layers(tmp_zoo, tmp_path):
     inputs = keras.Input((3,))
     model = keras.Model(inputs, keras.layers.Lambda(lambda x: x * 2)(inputs))

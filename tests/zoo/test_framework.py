@@ -468,6 +468,11 @@ def test_register_records_test_metrics_and_training_time(tmp_path, monkeypatch):
     assert fields["command"] == "seqmodels evaluate tiny --split test"
     assert fields["extra"]["selection"]["monitor"] == "val_loss"
     assert fields["extra"]["training_time_s"] >= 0
+    assert "parameters" not in fields["extra"]  # no model given: nothing to count
+    model = keras.saving.load_model(work / "best.keras", compile=False)
+    framework.register(TINY_RECIPE, str(work / "best.keras"), "test", {"loss": 0.5}, model)
+    trained = sum(int(np.prod(w.shape)) for w in model.trainable_weights)
+    assert trained > 0 and calls[-1][1]["extra"]["parameters"] == trained
 
 
 def test_register_ships_the_recorded_assets_from_beside_the_model(tmp_path, monkeypatch):

@@ -4,6 +4,7 @@ import argparse
 import csv
 import itertools
 import json
+import math
 import os
 import shutil
 import sys
@@ -413,11 +414,11 @@ def evaluate(recipe, args):
     _say(f"{recipe.name}: done in {time.monotonic() - start:.0f} s")
     print(json.dumps({"model": recipe.name, "split": args.split, **metrics}))
     if args.register:
-        register(recipe, args.model, args.split, metrics)
+        register(recipe, args.model, args.split, metrics, model)
     return 0
 
 
-def register(recipe, model_path, split, metrics):
+def register(recipe, model_path, split, metrics, model=None):
     """Ship ``model_path`` with its test metrics and its training record.
 
     The model's assets (a vocabulary file the task reads) ship with it: each
@@ -440,9 +441,13 @@ def register(recipe, model_path, split, metrics):
                 "writes it beside the selected model."
             )
     extra = {}
+    if model is not None:  # the zoo's cards count the trained weights
+        extra["parameters"] = sum(math.prod(w.shape) for w in model.trainable_weights)
     record = read_record(os.path.join(folder, "best.json"))
     if record is not None:
         extra["selection"] = record
+        if record.get("ensemble"):
+            extra["members"] = len(record["ensemble"])
     history = os.path.join(record.get("run", folder) if record else folder, "history.csv")
     if os.path.isfile(history):
         with open(history, encoding="utf-8") as f:
