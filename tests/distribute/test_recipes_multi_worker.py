@@ -38,6 +38,7 @@ SMALL = {
     "sst-treelstm": ["--units", "8", "--embed-dim", "8", "--skipgram-s", "5",
                      "--batch-size", "24"],
     "babi-memn2n": ["--embed-dim", "8", "--ls-max-epochs", "1"],
+    "pixel-mnist-permuted": ["--units", "8", "--blocks", "1"],
 }  # fmt: skip
 
 
