@@ -597,6 +597,25 @@ def test_init_from_a_file_that_is_not_a_keras_model_names_it(tmp_path):
     assert not (tmp_path / "run").exists()  # refused before anything ran
 
 
+def test_init_from_a_file_of_another_network_is_refused_naming_what_differs(tmp_path):
+    other = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    other.save(tmp_path / "other.keras")
+    argv = ["--work-dir", str(tmp_path / "run"), "--epochs", "1", "--verbose", "0",
+            "--init-from", str(tmp_path / "other.keras")]  # fmt: skip
+    with pytest.raises(ValueError, match=r"tiny: --init-from .*other\.keras: its weights do not "
+                       r"fit the network this run builds \(weight 0 is \(3, 2\), the "
+                       r"network's \(3, 1\)\)"):  # fmt: skip
+        framework.main(TINY_RECIPE, "train", argv)
+    assert not (tmp_path / "run" / "best.keras").exists()
+    # --epochs 0 scores the file as the network: one it cannot score is named.
+    argv = ["--work-dir", str(tmp_path / "pkg"), "--epochs", "0", "--verbose", "0",
+            "--init-from", str(tmp_path / "other.keras")]  # fmt: skip
+    with pytest.raises(ValueError, match=r"tiny: --init-from .*other\.keras --epochs 0: the "
+                       r"file could not be scored on validation"):  # fmt: skip
+        framework.main(TINY_RECIPE, "train", argv)
+    assert not (tmp_path / "pkg" / "tiny.keras").exists()
+
+
 @pytest.mark.tf_only
 def test_tensorflow_training_runs_inside_the_distribution_fixes_and_undoes_them(tmp_path):
     import keras

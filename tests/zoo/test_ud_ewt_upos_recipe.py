@@ -196,3 +196,18 @@ def test_inference_model_of_a_training_model_decodes_as_build_models_does():
             np.asarray(again.predict_on_batch([words, chars])),
             np.asarray(infer.predict_on_batch([words, chars])),
         )
+
+
+def test_package_returns_a_packaged_tagger_unchanged():
+    """``--init-from FILE --epochs 0`` with the shipped (packaged) file ships
+    it again instead of looking for the training network inside it."""
+    import keras
+
+    from keras_seqmodels.zoo.models.ud_ewt_upos import recipe
+
+    inputs = keras.Input((2,))
+    core = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)], name="tagger_ids")
+    packaged = keras.Model(inputs, core(inputs))
+    assert recipe.package(packaged, {}) is packaged
+    with pytest.raises(ValueError, match="potentials"):  # a network to package is read
+        recipe.package(keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]), {})

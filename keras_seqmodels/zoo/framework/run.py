@@ -175,21 +175,60 @@ def _package_only(recipe, args, config, data_dir):
     measured = load_model_file(args.init_from, option="--init-from")
     measured.compile(**_compile_options(recipe, config))
     data = recipe.load_data(data_dir, "validation", args.smoke, config)
+    scored = None
     if data is None and recipe.evaluate is not None:
         # No validation data for fit: the recipe scores validation itself
         # (in a callback during training), as `seqmodels evaluate` does.
         scored = dict(config, split="validation", data_dir=data_dir, model=args.init_from)
         load = recipe.evaluation_data or recipe.load_data
         data = load(data_dir, "validation", args.smoke, scored)
-        metrics = recipe.evaluate(measured, data, scored)
-    else:
-        metrics = _measure(measured, data, config.get("batch_size", 32))
+    try:
+        if scored is not None:
+            metrics = recipe.evaluate(measured, data, scored)
+        else:
+            metrics = _measure(measured, data, config.get("batch_size", 32))
+    except (ValueError, TypeError, KeyError) as err:
+        raise ValueError(
+            f"{recipe.name}: --init-from {args.init_from} --epochs 0: the file could not "
+            f"be scored on validation as the network this recipe trains ({err}). It "
+            f"takes the network a run selects (a run's WORK_DIR/best.keras, or the "
+            f"{recipe.name}.unpackaged.keras a run without TensorFlow writes), not a "
+            "packaged model."
+        ) from err
     key = monitor[len("val_") :] if monitor.startswith("val_") else monitor
     record["value"] = float(metrics[key]) if key in metrics else None
     with open(os.path.join(args.work_dir, "best.json"), "w", encoding="utf-8") as f:
         json.dump(record, f)
     model = load_model_file(args.init_from, option="--init-from")
     return _package_and_save(recipe, args, model, config, record)
+
+
+def _start_from(recipe, model, path):
+    """Set ``model``'s weights to those of the ``.keras`` file ``path``,
+    which must hold the network this run builds (the same weights, in order
+    and shape): a run's checkpoint or unpackaged file."""
+    source = load_model_file(path, option="--init-from")
+    have = [tuple(w.shape) for w in source.weights]
+    want = [tuple(w.shape) for w in model.weights]
+    if have != want:
+        differ = next((i for i, (a, b) in enumerate(zip(have, want)) if a != b), None)
+        where = (
+            f"weight {differ} is {have[differ]}, the network's {want[differ]}"
+            if differ is not None
+            else f"{len(have)} weights, the network has {len(want)}"
+        )
+        packaged = (
+            f"; a packaged {recipe.name}.keras (the shipped one) holds more than the "
+            "network and can only be packaged again (--epochs 0)"
+            if recipe.package is not None
+            else ""
+        )
+        raise ValueError(
+            f"{recipe.name}: --init-from {path}: its weights do not fit the network "
+            f"this run builds ({where}). --init-from takes this recipe's network, "
+            f"built with the same options (a run's WORK_DIR/best.keras){packaged}."
+        )
+    model.set_weights(source.get_weights())
 
 
 def _shown(path):
@@ -351,8 +390,7 @@ def _fit_one(recipe, args, config, data_dir, work_dir, strategy=None):
             options.setdefault("jit_compile", False)
         setup.compile(model, **options)
         if args.init_from:
-            source = load_model_file(args.init_from, option="--init-from")
-            model.set_weights(source.get_weights())
+            _start_from(recipe, model, args.init_from)
         if recipe.prepare is not None:
             recipe.prepare(model, train_data, config, work_dir)
         extra = recipe.callbacks(config, work_dir, train_data) if recipe.callbacks else []

@@ -180,9 +180,13 @@ def callbacks(config, work_dir, train):
 
 
 def package(model, config):
-    """The string model: vectorizer, the selected id core, tag strings."""
+    """The string model: vectorizer, the selected id core, tag strings. A
+    model that is one already (the shipped file, given to ``--init-from
+    FILE --epochs 0``) is returned unchanged."""
     from keras_seqmodels.data.tfds_builders import UPOS_TAGS
 
+    if "tagger_ids" in {layer.name for layer in model.layers}:
+        return model
     infer = network.inference_model(model)
     return network.build_serving_model(infer, vectorizer(config["data_dir"]), UPOS_TAGS)
 
