@@ -202,6 +202,7 @@ class TFChunkedScan:
                 lambda a, b: self._chunked(a, b, chunk),
                 input_signature=[pair, pair],
                 jit_compile=jit,
+                autograph=False,
             )
         return self._graphs[key]
 
