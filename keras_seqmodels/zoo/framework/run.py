@@ -218,8 +218,8 @@ def _start_from(recipe, model, path):
             else f"{len(have)} weights, the network has {len(want)}"
         )
         packaged = (
-            f"; a packaged {recipe.name}.keras (the shipped one) holds more than the "
-            "network and can only be packaged again (--epochs 0)"
+            f", not a packaged {recipe.name}.keras such as the shipped one, which holds "
+            "more than the network"
             if recipe.package is not None
             else ""
         )
