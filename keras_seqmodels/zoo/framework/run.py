@@ -205,18 +205,13 @@ def _package_only(recipe, args, config, data_dir):
 
 def _start_from(recipe, model, path):
     """Set ``model``'s weights to those of the ``.keras`` file ``path``,
-    which must hold the network this run builds (the same weights, in order
-    and shape): a run's checkpoint or unpackaged file."""
+    which must hold the network this run builds (Keras's ``set_weights``
+    checks the count and shapes; its error is given with what the option
+    takes)."""
     source = load_model_file(path, option="--init-from")
-    have = [tuple(w.shape) for w in source.weights]
-    want = [tuple(w.shape) for w in model.weights]
-    if have != want:
-        differ = next((i for i, (a, b) in enumerate(zip(have, want)) if a != b), None)
-        where = (
-            f"weight {differ} is {have[differ]}, the network's {want[differ]}"
-            if differ is not None
-            else f"{len(have)} weights, the network has {len(want)}"
-        )
+    try:
+        model.set_weights(source.get_weights())
+    except ValueError as err:
         packaged = (
             f", not a packaged {recipe.name}.keras such as the shipped one, which holds "
             "more than the network"
@@ -225,10 +220,9 @@ def _start_from(recipe, model, path):
         )
         raise ValueError(
             f"{recipe.name}: --init-from {path}: its weights do not fit the network "
-            f"this run builds ({where}). --init-from takes this recipe's network, "
+            f"this run builds ({err}). --init-from takes this recipe's network, "
             f"built with the same options (a run's WORK_DIR/best.keras){packaged}."
-        )
-    model.set_weights(source.get_weights())
+        ) from err
 
 
 def _shown(path):
